@@ -1,0 +1,53 @@
+# Stamps out the AOT kernel libraries: one per (op, rank, dtype), each a multi-target library
+# that picks the best x86 variant at run time, all sharing one Halide runtime per target.
+#
+#   deconv_add_kernel(OP <op> GENERATOR <name> RANK <r> DTYPE <t> [PARAMS k=v...])
+#   deconv_add_kernel_matrix(OP <op> GENERATOR <name> RANKS <r...> DTYPES <t...>)
+#
+# Adding a dtype or a rank is a change to DECONV_DTYPES / DECONV_RANKS; adding an x86 variant
+# is a line in DECONV_X86_TARGETS. Kernel names: deconv_<op>_r<rank>_<dtype>. The list of
+# built kernels is kept in the global property DECONV_KERNELS for the runtime's registry.
+
+# Best first: the first whose features the CPU has wins at run time, the last is the fallback.
+set(DECONV_X86_TARGETS
+    "x86-64-linux-avx-avx2-avx512-avx512_cannonlake-avx512_sapphirerapids-avx512_skylake-f16c-fma-sse41"
+    "x86-64-linux-avx-avx2-f16c-fma-sse41"
+    "x86-64-linux-sse41"
+    CACHE STRING "Halide targets of the x86 multi-target kernels, best first")
+# large_buffers: 64-bit addressing, so one call can span more than 2 GiB (the spec's 3D example).
+set(DECONV_KERNEL_FEATURES "large_buffers" CACHE STRING "Halide features added to every kernel target")
+
+set_property(GLOBAL PROPERTY DECONV_KERNELS "")
+set_property(GLOBAL PROPERTY DECONV_KERNEL_RUNTIME "")
+
+function(deconv_add_kernel)
+  cmake_parse_arguments(K "" "OP;GENERATOR;RANK;DTYPE" "PARAMS" ${ARGN})
+  set(name "deconv_${K_OP}_r${K_RANK}_${K_DTYPE}")
+  get_property(runtime GLOBAL PROPERTY DECONV_KERNEL_RUNTIME)
+  set(use_runtime "")
+  if(runtime)
+    set(use_runtime USE_RUNTIME ${runtime})
+  endif()
+  add_halide_library(${name}
+    FROM deconv_generators
+    GENERATOR ${K_GENERATOR}
+    FUNCTION_NAME ${name}
+    TARGETS ${DECONV_X86_TARGETS}
+    FEATURES ${DECONV_KERNEL_FEATURES}
+    PARAMS rank=${K_RANK} dtype=${K_DTYPE} ${K_PARAMS}
+    ${use_runtime})
+  if(NOT runtime)
+    # The first kernel's runtime is the one every other kernel links.
+    set_property(GLOBAL PROPERTY DECONV_KERNEL_RUNTIME ${name}.runtime)
+  endif()
+  set_property(GLOBAL APPEND PROPERTY DECONV_KERNELS "${K_OP};${K_RANK};${K_DTYPE};${name}")
+endfunction()
+
+function(deconv_add_kernel_matrix)
+  cmake_parse_arguments(M "" "OP;GENERATOR" "RANKS;DTYPES" ${ARGN})
+  foreach(rank IN LISTS M_RANKS)
+    foreach(dtype IN LISTS M_DTYPES)
+      deconv_add_kernel(OP ${M_OP} GENERATOR ${M_GENERATOR} RANK ${rank} DTYPE ${dtype})
+    endforeach()
+  endforeach()
+endfunction()

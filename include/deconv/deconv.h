@@ -1,0 +1,199 @@
+// deconv: grouped transposed convolution from ahead-of-time compiled Halide kernels.
+//
+// Operations (texts in the project's spec folder):
+//   GroupConvolutionBackpropData-1  data [N, G*C_IN, X1..XD], filter [G, C_IN, C_OUT, K1..KD]
+//                                   -> output [N, G*C_OUT, Y1..YD]
+//   ConvolutionBackpropData-1       data [N, C_IN, X1..XD],   filter [C_IN, C_OUT, K1..KD]
+//                                   -> output [N, C_OUT, Y1..YD]   (groups = 1)
+// D (the rank of the spatial part) is 1, 2 or 3. Kernel spatial axes are in the data's order
+// (K1 pairs with X1), so a 2D filter is [.., KY, KX].
+//
+// Arithmetic per dtype (every kernel computes the sum exactly once per output element):
+//   f32          accumulates in f32.
+//   f16, bf16    widen to f32, accumulate in f32, round once to the storage type on store
+//                (round to nearest even).
+//   f64          accumulates in f64.
+//   i8, u8       accumulate in i32, saturate to the storage type on store.
+//   i32          accumulates in i64, saturates to i32 on store.
+//
+// Errors: every function here reports bad input by throwing deconv::Error, whose what() names
+// the offending value (e.g. "strides[1] is 0 but must be at least 1"). Everything is validated
+// before any output memory is touched: when an exception leaves a run function, the output
+// buffer has not been written. Nothing is allocated that depends on a size before that size has
+// been checked for overflow.
+//
+// Threads: every function may be called from several threads at once. A Plan is immutable after
+// creation and may be run concurrently on different buffers.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace deconv {
+
+// ---------------------------------------------------------------- errors
+
+enum class ErrorKind {
+    InvalidArgument,  // a shape, attribute, dtype or pointer that the spec does not allow
+    Unsupported,      // legal per the spec, but not built into this library (dtype, rank, device)
+    TooLarge,         // sizes whose arithmetic overflows or that no kernel call can address
+    Kernel,           // a kernel reported a failure at run time (message from the kernel)
+};
+
+class Error : public std::runtime_error {
+public:
+    Error(ErrorKind kind, const std::string &message)
+        : std::runtime_error(message), kind_(kind) {}
+    ErrorKind kind() const noexcept { return kind_; }
+
+private:
+    ErrorKind kind_;
+};
+
+// ---------------------------------------------------------------- element types
+
+enum class DType { f32, f16, bf16, f64, i8, u8, i32 };
+
+// "f32", "f16", "bf16", "f64", "i8", "u8", "i32".
+const char *dtype_name(DType t);
+// Parses the names above; throws Error(InvalidArgument) naming the text otherwise.
+DType parse_dtype(const std::string &name);
+// Bytes per element.
+size_t dtype_size(DType t);
+
+// ---------------------------------------------------------------- tensors
+
+// A non-owning view of a tensor. `strides` are in elements, outermost first, one per axis;
+// empty means dense C order. Negative strides are rejected; strides may overlap only for
+// inputs (never for the output).
+struct TensorView {
+    void *data = nullptr;
+    DType dtype = DType::f32;
+    std::vector<int64_t> shape;
+    std::vector<int64_t> strides;
+};
+
+struct ConstTensorView {
+    const void *data = nullptr;
+    DType dtype = DType::f32;
+    std::vector<int64_t> shape;
+    std::vector<int64_t> strides;
+
+    ConstTensorView() = default;
+    ConstTensorView(const void *d, DType t, std::vector<int64_t> s, std::vector<int64_t> st = {})
+        : data(d), dtype(t), shape(std::move(s)), strides(std::move(st)) {}
+    ConstTensorView(const TensorView &v)  // NOLINT: a mutable view is readable
+        : data(v.data), dtype(v.dtype), shape(v.shape), strides(v.strides) {}
+};
+
+// ---------------------------------------------------------------- attributes
+
+enum class AutoPad { Explicit, SameUpper, SameLower, Valid };
+
+// "explicit" (also accepted: "notset", "none", ""), "same_upper", "same_lower", "valid".
+AutoPad parse_auto_pad(const std::string &name);
+const char *auto_pad_name(AutoPad a);
+
+// The attributes of (Group)ConvolutionBackpropData-1. An empty vector takes the spec's
+// default for that attribute: ones for strides and dilations, zeros for pads and
+// output_padding. A non-empty vector must have one entry per spatial axis.
+struct Attributes {
+    std::vector<int64_t> strides;
+    std::vector<int64_t> pads_begin;
+    std::vector<int64_t> pads_end;
+    std::vector<int64_t> dilations;
+    std::vector<int64_t> output_padding;
+    AutoPad auto_pad = AutoPad::Explicit;
+};
+
+// ---------------------------------------------------------------- shape inference
+
+enum class Op {
+    GroupConvolutionBackpropData,  // filter [G, C_IN, C_OUT, K...]
+    ConvolutionBackpropData,       // filter [C_IN, C_OUT, K...]
+};
+const char *op_name(Op op);
+
+// The result of shape inference: the full output shape and the pads the kernels apply
+// (after auto_pad and output_shape have been resolved, and clamped at zero; see README).
+struct ShapeInfo {
+    std::vector<int64_t> output_shape;  // [N, G*C_OUT, Y1..YD]
+    std::vector<int64_t> pads_begin;    // effective, one per spatial axis, >= 0
+    std::vector<int64_t> pads_end;      // effective, one per spatial axis, >= 0
+    std::vector<int64_t> strides, dilations, output_padding;  // defaults filled in
+    int64_t groups = 1;
+};
+
+// Pure function: validates the shapes and attributes and infers the output shape per the
+// OpenVINO opset-1 text. `output_shape`, when given, holds the spatial output shape
+// (the spec's optional third input). Throws Error naming the offending value.
+ShapeInfo infer_shape(Op op, const std::vector<int64_t> &input_shape,
+                      const std::vector<int64_t> &filter_shape, const Attributes &attrs,
+                      const std::optional<std::vector<int64_t>> &output_shape = std::nullopt);
+
+// ---------------------------------------------------------------- running
+
+// Computes the op into `output`, whose shape must equal infer_shape(...).output_shape and whose
+// dtype must equal the input's and the filter's. Throws Error; on error the output is untouched.
+void group_convolution_backprop_data(
+    const ConstTensorView &input, const ConstTensorView &filter, const TensorView &output,
+    const Attributes &attrs,
+    const std::optional<std::vector<int64_t>> &output_shape = std::nullopt);
+
+void convolution_backprop_data(
+    const ConstTensorView &input, const ConstTensorView &filter, const TensorView &output,
+    const Attributes &attrs,
+    const std::optional<std::vector<int64_t>> &output_shape = std::nullopt);
+
+// A layer whose shapes, dtype and attributes are validated and resolved once, then run many
+// times on dense C-order buffers of those shapes, the way inference runtimes call a layer.
+class Plan {
+public:
+    static Plan create(Op op, DType dtype, const std::vector<int64_t> &input_shape,
+                       const std::vector<int64_t> &filter_shape, const Attributes &attrs,
+                       const std::optional<std::vector<int64_t>> &output_shape = std::nullopt);
+
+    const ShapeInfo &shape() const;
+    DType dtype() const;
+    Op op() const;
+    // Multiply-accumulates the kernels perform (nominal count less border clipping).
+    int64_t macs() const;
+    // Dense C-order buffers of input_shape, filter_shape and shape().output_shape.
+    void run(const void *input, const void *filter, void *output) const;
+    // Strided views, checked against the plan's shapes and dtype.
+    void run(const ConstTensorView &input, const ConstTensorView &filter,
+             const TensorView &output) const;
+
+    Plan(const Plan &);
+    Plan &operator=(const Plan &);
+    Plan(Plan &&) noexcept;
+    Plan &operator=(Plan &&) noexcept;
+    ~Plan();
+
+    struct Impl;
+
+private:
+    explicit Plan(std::shared_ptr<const Impl> impl);
+    std::shared_ptr<const Impl> impl_;
+};
+
+// ---------------------------------------------------------------- build and machine facts
+
+// The x86 variant of the multi-target kernels that runs on this CPU, chosen the way the
+// kernels choose it at run time: "avx512_sapphirerapids", "avx2" or "sse41". The environment
+// variable DECONV_CPU_VARIANT set to one of those names caps the choice (for testing the
+// lower variants on a bigger CPU); a name above what the CPU has changes nothing.
+std::string cpu_variant();
+
+// The dtypes and ranks this build of the library has kernels for.
+std::vector<DType> built_dtypes();
+std::vector<int> built_ranks();
+
+// Library version, "MAJOR.MINOR.PATCH".
+const char *version();
+
+}  // namespace deconv

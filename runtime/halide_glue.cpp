@@ -1,0 +1,110 @@
+#include "halide_glue.h"
+
+#include "deconv/deconv.h"
+
+#include "HalideRuntime.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+namespace deconv {
+namespace detail {
+
+namespace {
+
+thread_local std::string t_last_error;
+
+// Halide's default handler aborts the process; ours keeps the message for the caller.
+void on_halide_error(void *, const char *msg) {
+    t_last_error = msg ? msg : "";
+    while (!t_last_error.empty() && (t_last_error.back() == '\n' || t_last_error.back() == ' ')) {
+        t_last_error.pop_back();
+    }
+}
+
+// The x86 variants in the order the kernels try them (cmake/DeconvKernels.cmake).
+struct Variant {
+    const char *name;
+    std::vector<halide_target_feature_t> features;
+};
+
+const std::vector<Variant> &variants() {
+    static const std::vector<Variant> v = {
+        {"avx512_sapphirerapids",
+         {halide_target_feature_avx, halide_target_feature_avx2, halide_target_feature_avx512,
+          halide_target_feature_avx512_cannonlake, halide_target_feature_avx512_sapphirerapids,
+          halide_target_feature_avx512_skylake, halide_target_feature_f16c, halide_target_feature_fma,
+          halide_target_feature_sse41}},
+        {"avx2",
+         {halide_target_feature_avx, halide_target_feature_avx2, halide_target_feature_f16c,
+          halide_target_feature_fma, halide_target_feature_sse41}},
+        {"sse41", {halide_target_feature_sse41}},
+    };
+    return v;
+}
+
+constexpr int kFeatureWords = (halide_target_feature_end + 63) / 64;
+
+bool has(const uint64_t *bits, halide_target_feature_t f) { return (bits[f / 64] >> (f % 64)) & 1; }
+
+// Rank of the cap from DECONV_CPU_VARIANT: 0 = no cap, else the index of the best allowed.
+int cap_index() {
+    static const int cap = [] {
+        const char *env = std::getenv("DECONV_CPU_VARIANT");
+        if (!env || !*env) return 0;
+        const auto &v = variants();
+        for (size_t i = 0; i < v.size(); i++) {
+            if (std::strcmp(env, v[i].name) == 0) return (int)i;
+        }
+        return 0;
+    }();
+    return cap;
+}
+
+int can_use_features(int count, const uint64_t *features) {
+    const int cap = cap_index();
+    if (cap > 0 && count >= kFeatureWords) {
+        // Refuse any variant that needs a feature the capped variant lacks.
+        const auto &capped = variants()[cap].features;
+        for (halide_target_feature_t f : {halide_target_feature_avx, halide_target_feature_avx2,
+                                          halide_target_feature_avx512, halide_target_feature_fma,
+                                          halide_target_feature_f16c}) {
+            bool allowed = false;
+            for (auto c : capped) allowed = allowed || c == f;
+            if (has(features, f) && !allowed) return 0;
+        }
+    }
+    return halide_default_can_use_target_features(count, features);
+}
+
+}  // namespace
+
+void install_halide_hooks() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        halide_set_error_handler(on_halide_error);
+        halide_set_custom_can_use_target_features(can_use_features);
+    });
+}
+
+std::string take_halide_error() {
+    std::string s;
+    s.swap(t_last_error);
+    return s;
+}
+
+}  // namespace detail
+
+std::string cpu_variant() {
+    detail::install_halide_hooks();
+    for (const auto &v : detail::variants()) {
+        uint64_t bits[detail::kFeatureWords] = {};
+        for (auto f : v.features) bits[f / 64] |= uint64_t(1) << (f % 64);
+        if (detail::can_use_features(detail::kFeatureWords, bits)) return v.name;
+    }
+    return detail::variants().back().name;
+}
+
+}  // namespace deconv

@@ -1,0 +1,32 @@
+// Splits a transposed convolution along one spatial axis into its stride phases.
+//
+// Output position y receives input x through tap k exactly when x*s + k*d = y + pad_begin.
+// Group the outputs by y mod s: for the outputs y = a + s*q of residue a, the contributing taps
+// are k = k0 + j*s' (s' = s/gcd(s,d)) and the input index is x = q + in_offset - j*in_step
+// (in_step = d/gcd(s,d)). Every phase is therefore a dense, dilated correlation: the Halide
+// kernel computes one, the dispatcher runs one per combination of per-axis phases.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace deconv {
+namespace detail {
+
+struct AxisPhase {
+    int64_t out_first = 0;  // a: the first output position of this phase
+    int64_t out_count = 0;  // number of output positions a, a+s, a+2s, ... below Y
+    int64_t tap_first = 0;  // k0
+    int64_t tap_step = 1;   // s'
+    int64_t tap_count = 0;  // taps k0, k0+s', ... below K (0: this phase only receives zeros)
+    int64_t in_offset = 0;  // input index of q=0, j=0
+    int64_t in_step = 1;    // input index step per tap
+    int64_t pairs = 0;      // (output, tap) pairs whose input index lies inside [0, X)
+};
+
+// All non-empty phases of one axis (at most `stride` of them).
+std::vector<AxisPhase> decompose_axis(int64_t stride, int64_t dilation, int64_t kernel, int64_t in_size,
+                                      int64_t out_size, int64_t pad_begin);
+
+}  // namespace detail
+}  // namespace deconv
