@@ -58,9 +58,14 @@ inline PhaseConv define_phase_conv(const Halide::Func &input, const Halide::Outp
 
     // Zero outside the input's runtime bounds; loop partitioning removes the test from the
     // interior of the image.
+    // Only the spatial axes have an exterior: channel, group and batch are always in range.
     Region in_bounds;
     for (int i = 0; i < input_param.dimensions(); i++) {
-        in_bounds.push_back({input_param.dim(i).min(), input_param.dim(i).extent()});
+        if (i < rank) {
+            in_bounds.push_back({input_param.dim(i).min(), input_param.dim(i).extent()});
+        } else {
+            in_bounds.push_back(Range());
+        }
     }
     p.input_ext = BoundaryConditions::constant_exterior(input, Internal::make_zero(storage), in_bounds);
 

@@ -9,7 +9,7 @@
 // Three specializations keep the general kernel correct for every shape while the common case
 // runs the tiled code: (1) enough channels and positions for a full tile, (2) few channels
 // (depthwise, RGB outputs): vectorize positions only, (3) tiny rows: scalar.
-// Parallelism: one task per (outer spatial row, channel tile, group, batch), fused.
+// Parallelism: rows of the outermost spatial axis (1D: channel tiles x groups x batch).
 #pragma once
 
 #include "../phase_conv_algorithm.h"
@@ -51,59 +51,68 @@ inline void schedule_cpu(PhaseConv &p, Halide::OutputImageParam out_param, const
         order.push_back(p.g);
         order.push_back(p.n);
         s.reorder(order);
-        Var c_outer = co_split ? coo : p.co;
-        Var fused = c_outer;
         if (rank >= 2) {
-            // q_{D-1} (outermost spatial) joins the parallel loop; inner rows stay serial so
-            // each task walks memory in order.
-            Var outer_row = p.q[rank - 1];
-            s.fuse(outer_row, c_outer, task);
-            fused = task;
+            // Rows of the outermost spatial axis are the parallel tasks: fusing them with the
+            // channel loops would blur the bounds of the register tile below.
+            s.parallel(p.q[rank - 1]);
+        } else {
+            // Channel tiles and (group, batch) in parallel, kept as separate loops for the same
+            // reason.
+            Var c_outer = co_split ? coo : p.co;
+            s.fuse(p.g, p.n, task).parallel(task).parallel(c_outer);
         }
-        Var t2("t2"), t3("t3");
-        s.fuse(fused, p.g, t2).fuse(t2, p.n, t3).parallel(t3);
     };
 
-    // (1) full register tile
-    {
-        Stage s = p.out.specialize(channels >= sp.co_tile && width >= qt);
-        s.split(p.q[0], qo, qi, qt, TailStrategy::ShiftInwards)
-            .split(p.co, coo, coi, sp.co_tile, TailStrategy::ShiftInwards);
-        parallel_outer(s, true);
-        s.vectorize(qi, lanes).unroll(qi).unroll(coi);
+    // Branches, tried in order. Each keeps vectors x co_tile accumulators in registers.
+    struct Branch {
+        Expr cond;
+        int vecs, cot;
+    };
+    std::vector<Branch> branches = {
+        {channels >= sp.co_tile && width >= qt, sp.vectors, sp.co_tile},     // full register tile
+        {channels >= sp.co_tile && width >= lanes, 1, sp.co_tile},           // short rows
+        {width >= qt, sp.vectors, 1},                                         // few channels
+        {width >= lanes, 1, 1},
+    };
+    for (const Branch &b : branches) {
+        Stage s = p.out.specialize(b.cond);
+        s.split(p.q[0], qo, qi, lanes * b.vecs, TailStrategy::ShiftInwards);
+        if (b.cot > 1) s.split(p.co, coo, coi, b.cot, TailStrategy::ShiftInwards);
+        parallel_outer(s, b.cot > 1);
+        s.vectorize(qi, lanes);
+        if (b.vecs > 1) s.unroll(qi);
+        if (b.cot > 1) s.unroll(coi);
     }
-    // (2) few channels: vectorize positions only
-    {
-        Stage s = p.out.specialize(width >= lanes);
-        s.split(p.q[0], qo, qi, lanes, TailStrategy::ShiftInwards);
-        parallel_outer(s, false);
-        s.vectorize(qi);
-    }
-    // (3) scalar rows (at most lanes-1 wide)
-    {
-        p.out.split(p.q[0], qo, qi, 1);
-        parallel_outer(p.out, false);
-    }
+    // Rows narrower than a vector: scalar.
+    p.out.split(p.q[0], qo, qi, 1);
+    parallel_outer(p.out, false);
 
     // The accumulator lives in registers at the position tile of whichever branch runs.
-    p.acc.compute_at(p.out, qo);
-    p.acc.specialize(channels >= sp.co_tile && width >= qt)
-        .vectorize(p.q[0], lanes).unroll(p.q[0]).unroll(p.co);
-    p.acc.specialize(width >= lanes).vectorize(p.q[0], lanes);
-    {
-        std::vector<VarOrRVar> order;
-        order.push_back(p.q[0]);
-        order.push_back(p.co);
-        for (int i = 0; i <= rank; i++) order.push_back(p.r[i]);
-        for (int i = 1; i < rank; i++) order.push_back(p.q[i]);
-        order.push_back(p.g);
-        order.push_back(p.n);
-        Stage u = p.acc.update();
-        u.reorder(order);
-        Stage u1 = u.specialize(channels >= sp.co_tile && width >= qt);
-        u1.vectorize(p.q[0], lanes).unroll(p.q[0]).unroll(p.co);
-        if (sp.unroll_taps) u1.unroll(p.r[0]);
-        u.specialize(width >= lanes).vectorize(p.q[0], lanes);
+    p.acc.compute_at(p.out, qo)
+        .bound_extent(p.g, 1)
+        .bound_extent(p.n, 1)
+        .store_in(MemoryType::Register);
+    std::vector<VarOrRVar> order;
+    order.push_back(p.q[0]);
+    order.push_back(p.co);
+    // Input channels innermost: taps per phase are often a single one (kernel == stride), and
+    // the channel loop is long.
+    order.push_back(p.r[rank]);
+    for (int i = 0; i < rank; i++) order.push_back(p.r[i]);
+    for (int i = 1; i < rank; i++) order.push_back(p.q[i]);
+    order.push_back(p.g);
+    order.push_back(p.n);
+    Stage u = p.acc.update();
+    u.reorder(order);
+    for (const Branch &b : branches) {
+        Stage a = p.acc.specialize(b.cond);
+        Stage au = u.specialize(b.cond);
+        for (Stage st : {a, au}) {
+            st.vectorize(p.q[0], lanes);
+            if (b.vecs > 1) st.unroll(p.q[0]);
+            if (b.cot > 1) st.unroll(p.co);
+        }
+        if (sp.unroll_taps) au.unroll(p.r[0]);
     }
 }
 
