@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages deconv needs to build, test and benchmark. Idempotent: it
+# installs only what is missing, so it is cheap to run before every build.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build
+  libhalide14-0-dev llvm-14-dev          # Halide 14 and the LLVM it is built on
+  libgtest-dev libgmock-dev              # tests
+  libcli11-dev nlohmann-json3-dev libpugixml-dev   # command line: arguments, JSON, XML
+  libdnnl-dev                            # oneDNN, the speed baseline of `deconv bench`
+  python3 python3-numpy                  # end-to-end tests of the command line
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all packages present"
+  exit 0
+fi
+echo "setup: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
