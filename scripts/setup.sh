@@ -10,6 +10,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libpugixml-dev   # command line: arguments, JSON, XML
   libdnnl-dev                            # oneDNN, the speed baseline of `deconv bench`
   python3 python3-numpy                  # end-to-end tests of the command line
+  pkgconf                                # the pkg-config check of the installed package
 )
 
 missing=()
