@@ -141,6 +141,43 @@ void check_fits_int32(const std::vector<int64_t> &values, const char *what) {
 
 }  // namespace
 
+// [g, ci, co, k...] with any strides -> dense [g, k..., ci, co].
+static std::vector<uint8_t> pack_filter(const void *src, const std::vector<int64_t> &st, const Plan::Impl &p, size_t elem) {
+    const bool grouped = p.op == Op::GroupConvolutionBackpropData;
+    const size_t f0 = grouped ? 1 : 0;
+    int64_t taps = 1;
+    for (int i = 0; i < p.rank; i++) taps *= p.filter_shape[f0 + 2 + i];
+    std::vector<uint8_t> out((size_t)(p.groups * taps * p.c_in * p.c_out) * elem);
+    const uint8_t *in = (const uint8_t *)src;
+    std::vector<int64_t> k(p.rank, 0);
+    for (int64_t g = 0; g < p.groups; g++) {
+        for (int64_t t = 0; t < taps; t++) {
+            // Decompose the flat tap index t into per-axis taps (C order).
+            int64_t rem = t, k_off = 0;
+            for (int i = p.rank; i-- > 0;) {
+                const int64_t kd = p.filter_shape[f0 + 2 + i];
+                k_off += (rem % kd) * st[f0 + 2 + i];
+                rem /= kd;
+            }
+            const int64_t g_off = grouped ? g * st[0] : 0;
+            uint8_t *dst = out.data() + (size_t)((g * taps + t) * p.c_in * p.c_out) * elem;
+            for (int64_t ci = 0; ci < p.c_in; ci++) {
+                const uint8_t *row = in + (g_off + ci * st[f0] + k_off) * (int64_t)elem;
+                const int64_t co_st = st[f0 + 1];
+                if (co_st == 1) {
+                    std::memcpy(dst, row, (size_t)p.c_out * elem);
+                } else {
+                    for (int64_t co = 0; co < p.c_out; co++) {
+                        std::memcpy(dst + co * elem, row + co * co_st * (int64_t)elem, elem);
+                    }
+                }
+                dst += p.c_out * elem;
+            }
+        }
+    }
+    return out;
+}
+
 Plan::Plan(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
 Plan::Plan(const Plan &) = default;
 Plan &Plan::operator=(const Plan &) = default;
@@ -242,8 +279,17 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
 
     const bool grouped = p.op == Op::GroupConvolutionBackpropData;
     const size_t f0 = grouped ? 1 : 0;
-    // Filter strides of [g, ci, co, k...] (the non-grouped filter has one group).
-    const int64_t w_g = grouped ? w_st[0] : 0, w_ci = w_st[f0], w_co = w_st[f0 + 1];
+    // Repack the filter as [g, k..., ci, co]: the kernels broadcast co_tile consecutive output
+    // channels per (ci, tap), which then share a cache line, and walk ci with a short stride.
+    // One pass over the weights, small beside the layer's MACs.
+    std::vector<uint8_t> packed = pack_filter(filter.data, w_st, p, elem);
+    std::vector<int64_t> k_st(rank);
+    int64_t w_g = p.c_in * p.c_out;  // grows to the group stride: taps x ci x co
+    for (int i = rank; i-- > 0;) {
+        k_st[i] = w_g;
+        w_g *= p.filter_shape[f0 + 2 + i];
+    }
+    const int64_t w_ci = p.c_out, w_co = 1;
 
     const int dims = rank + 3;
     halide_dimension_t in_dims[6], w_dims[6], out_dims[6];
@@ -268,7 +314,7 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
         for (int i = 0; i < rank; i++) {
             const AxisPhase &a = p.phases[i][ph[i]];
             const int h = rank - 1 - i;  // Halide axis of spec axis i (innermost first)
-            const int64_t ys = out_st[2 + i], ks = w_st[f0 + 2 + i];
+            const int64_t ys = out_st[2 + i], ks = k_st[i];
             out_off += a.out_first * ys;
             w_off += a.tap_first * ks;
             set_dim(out_dims[h], 0, a.out_count, p.info.strides[i] * ys);
@@ -292,7 +338,7 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
             in_buf.type = halide_type(p.dtype);
             in_buf.dimensions = dims;
             in_buf.dim = in_dims;
-            w_buf.host = (uint8_t *)filter.data + w_off * (int64_t)elem;
+            w_buf.host = packed.data() + w_off * (int64_t)elem;
             w_buf.type = in_buf.type;
             w_buf.dimensions = dims;
             w_buf.dim = w_dims;

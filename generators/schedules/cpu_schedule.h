@@ -38,60 +38,72 @@ inline void schedule_cpu(PhaseConv &p, Halide::OutputImageParam out_param, const
 
     Var qo("qo"), qi("qi"), coo("coo"), coi("coi"), task("task");
 
-    // Outer loop nest shared by all branches: positions tile, outer spatial rows, channel tile.
+    // Outer loop nest shared by all branches. Loops innermost first:
+    //   [qi, coi], qo, coo|co, q1 .. q_{D-1}, g, n
+    // The outermost row axis (1D: channel tiles), groups and batch all run in parallel, so
+    // there are enough tasks even when rows are few (e.g. batch 64 of 4x4 images).
     auto parallel_outer = [&](Stage s, bool co_split) {
-        // Loops innermost first: [qi, coi], qo, q1.., coo|co, g, n. Fuse everything above the
-        // second-innermost spatial row into one parallel loop.
         std::vector<VarOrRVar> order;
         order.push_back(qi);
         if (co_split) order.push_back(coi);
         order.push_back(qo);
-        for (int i = 1; i < rank; i++) order.push_back(p.q[i]);
         order.push_back(co_split ? coo : p.co);
+        for (int i = 1; i < rank; i++) order.push_back(p.q[i]);
         order.push_back(p.g);
         order.push_back(p.n);
         s.reorder(order);
-        if (rank >= 2) {
-            // Rows of the outermost spatial axis are the parallel tasks: fusing them with the
-            // channel loops would blur the bounds of the register tile below.
-            s.parallel(p.q[rank - 1]);
-        } else {
-            // Channel tiles and (group, batch) in parallel, kept as separate loops for the same
-            // reason.
-            Var c_outer = co_split ? coo : p.co;
-            s.fuse(p.g, p.n, task).parallel(task).parallel(c_outer);
-        }
+        // Nested parallel loops rather than one fused loop: bounds inference cannot see through
+        // a fused loop, and the accumulator tile must keep constant bounds.
+        if (rank >= 2) s.parallel(p.q[rank - 1]);
+        else s.parallel(co_split ? coo : p.co);
+        s.parallel(p.g).parallel(p.n);
     };
 
-    // Branches, tried in order. Each keeps vectors x co_tile accumulators in registers.
+    // Branches, tried in order (each a specialize() of the same algorithm). A branch tiles
+    // q_tile output positions x co_tile output channels into registers and vectorizes one of the
+    // two axes: positions (input vectors, weight broadcasts) or, for rows narrower than a vector,
+    // channels (weight vectors from the [g, k, ci, co] packing, input broadcasts).
     struct Branch {
         Expr cond;
-        int vecs, cot;
+        int q_tile, co_tile;
+        bool vec_co;  // vectorize channels instead of positions
+        int vec;      // vector width
     };
     std::vector<Branch> branches = {
-        {channels >= sp.co_tile && width >= qt, sp.vectors, sp.co_tile},     // full register tile
-        {channels >= sp.co_tile && width >= lanes, 1, sp.co_tile},           // short rows
-        {width >= qt, sp.vectors, 1},                                         // few channels
-        {width >= lanes, 1, 1},
+        // full register tile
+        {channels >= sp.co_tile && width >= qt, qt, sp.co_tile, false, lanes},
+        // rows of one to two vectors
+        {channels >= sp.co_tile && width >= lanes, lanes, sp.co_tile, false, lanes},
     };
+    if (lanes > 4) {
+        // Rows narrower than a native vector (e.g. 4x4 phases of an 8x8 output): 4-lane vectors.
+        // (Vectorizing channels instead would need the accumulator stored channel-major, and a
+        // Func has one storage order for all its specializations: a later, separate Func.)
+        branches.push_back({channels >= sp.co_tile && width >= 4, 4, sp.co_tile, false, 4});
+    }
+    // Few channels (depthwise, RGB outputs): positions only.
+    branches.push_back({width >= qt, qt, 1, false, lanes});
+    branches.push_back({width >= lanes, lanes, 1, false, lanes});
+
     for (const Branch &b : branches) {
         Stage s = p.out.specialize(b.cond);
-        s.split(p.q[0], qo, qi, lanes * b.vecs, TailStrategy::ShiftInwards);
-        if (b.cot > 1) s.split(p.co, coo, coi, b.cot, TailStrategy::ShiftInwards);
-        parallel_outer(s, b.cot > 1);
-        s.vectorize(qi, lanes);
-        if (b.vecs > 1) s.unroll(qi);
-        if (b.cot > 1) s.unroll(coi);
+        s.split(p.q[0], qo, qi, b.q_tile, TailStrategy::ShiftInwards);
+        if (b.co_tile > 1) s.split(p.co, coo, coi, b.co_tile, TailStrategy::ShiftInwards);
+        parallel_outer(s, b.co_tile > 1);
+        if (b.vec_co) {
+            s.vectorize(coi, b.vec).unroll(coi).unroll(qi);
+        } else {
+            s.vectorize(qi, b.vec);
+            if (b.q_tile > b.vec) s.unroll(qi);
+            if (b.co_tile > 1) s.unroll(coi);
+        }
     }
-    // Rows narrower than a vector: scalar.
+    // Rows narrower than a vector and few channels: scalar.
     p.out.split(p.q[0], qo, qi, 1);
     parallel_outer(p.out, false);
 
     // The accumulator lives in registers at the position tile of whichever branch runs.
-    p.acc.compute_at(p.out, qo)
-        .bound_extent(p.g, 1)
-        .bound_extent(p.n, 1)
-        .store_in(MemoryType::Register);
+    p.acc.compute_at(p.out, qo).store_in(MemoryType::Register);
     std::vector<VarOrRVar> order;
     order.push_back(p.q[0]);
     order.push_back(p.co);
@@ -108,9 +120,13 @@ inline void schedule_cpu(PhaseConv &p, Halide::OutputImageParam out_param, const
         Stage a = p.acc.specialize(b.cond);
         Stage au = u.specialize(b.cond);
         for (Stage st : {a, au}) {
-            st.vectorize(p.q[0], lanes);
-            if (b.vecs > 1) st.unroll(p.q[0]);
-            if (b.cot > 1) st.unroll(p.co);
+            if (b.vec_co) {
+                st.reorder(p.co, p.q[0]).vectorize(p.co, b.vec).unroll(p.co).unroll(p.q[0]);
+            } else {
+                st.vectorize(p.q[0], b.vec);
+                if (b.q_tile > b.vec) st.unroll(p.q[0]);
+                if (b.co_tile > 1) st.unroll(p.co);
+            }
         }
         if (sp.unroll_taps) au.unroll(p.r[0]);
     }

@@ -1,0 +1,567 @@
+// The rest of the correctness suite: the reference's own checks (dtype helpers, scatter vs
+// gather), Plan (create once, run many, copies, threads, macs), strided / cropped /
+// broadcast views, rounding and saturation on store, the documented padding choices
+// numerically, and the build/machine facts.
+#include "check.h"
+
+#include <cstdlib>
+#include <regex>
+#include <thread>
+
+namespace {
+
+using deconv::DType;
+using deconv_test::Buffer;
+using deconv_test::GenCase;
+
+// ---------------------------------------------------------------- the reference's helpers
+
+TEST(ReferenceDtypes, F16AllBitPatternsRoundTrip) {
+    for (uint32_t b = 0; b < 65536; b++) {
+        const uint16_t h = static_cast<uint16_t>(b);
+        const float f = deconv_ref::f16_bits_to_f32(h);
+        if (std::isnan(f)) {
+            EXPECT_EQ(h & 0x7C00, 0x7C00);
+            EXPECT_NE(h & 0x03FF, 0);
+            EXPECT_TRUE(std::isnan(deconv_ref::f16_bits_to_f32(deconv_ref::f32_to_f16_bits(f))));
+            continue;
+        }
+        ASSERT_EQ(deconv_ref::f32_to_f16_bits(f), h) << std::hex << b;
+        ASSERT_EQ(deconv_ref::round_to_f16(f), static_cast<double>(f));
+    }
+    EXPECT_EQ(deconv_ref::f16_bits_to_f32(0x3C00), 1.0f);
+    EXPECT_EQ(deconv_ref::f16_bits_to_f32(0x7BFF), 65504.0f);
+    EXPECT_EQ(deconv_ref::f16_bits_to_f32(0x0001), std::ldexp(1.0f, -24));
+    EXPECT_EQ(deconv_ref::f16_bits_to_f32(0xC000), -2.0f);
+}
+
+TEST(ReferenceDtypes, Bf16AllBitPatternsRoundTrip) {
+    for (uint32_t b = 0; b < 65536; b++) {
+        const uint16_t h = static_cast<uint16_t>(b);
+        const float f = deconv_ref::bf16_bits_to_f32(h);
+        if (std::isnan(f)) continue;
+        ASSERT_EQ(deconv_ref::f32_to_bf16_bits(f), h) << std::hex << b;
+    }
+    EXPECT_EQ(deconv_ref::bf16_bits_to_f32(0x3F80), 1.0f);
+}
+
+TEST(ReferenceDtypes, RoundToNearestEvenTies) {
+    // f16: spacing 2^-10 at 1.
+    EXPECT_EQ(deconv_ref::round_to_f16(1.0 + std::ldexp(1.0, -11)), 1.0);
+    EXPECT_EQ(deconv_ref::round_to_f16(1.0 + 3 * std::ldexp(1.0, -11)), 1.0 + std::ldexp(1.0, -9));
+    EXPECT_EQ(deconv_ref::round_to_f16(1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -30)),
+              1.0 + std::ldexp(1.0, -10));
+    EXPECT_EQ(deconv_ref::round_to_f16(65519.0), 65504.0);
+    EXPECT_TRUE(std::isinf(deconv_ref::round_to_f16(65520.0)));
+    EXPECT_EQ(deconv_ref::round_to_f16(std::ldexp(1.0, -25)), 0.0);                   // tie -> 0
+    EXPECT_EQ(deconv_ref::round_to_f16(3 * std::ldexp(1.0, -25)), std::ldexp(1.0, -23));  // tie -> even
+    // bf16: spacing 2^-7 at 1.
+    EXPECT_EQ(deconv_ref::round_to_bf16(1.0 + std::ldexp(1.0, -8)), 1.0);
+    EXPECT_EQ(deconv_ref::round_to_bf16(1.0 + 3 * std::ldexp(1.0, -8)), 1.0 + std::ldexp(1.0, -6));
+    EXPECT_EQ(deconv_ref::f32_to_bf16_bits(1.0f + std::ldexp(1.0f, -8)), 0x3F80);
+    EXPECT_EQ(deconv_ref::f32_to_bf16_bits(1.0f + 3 * std::ldexp(1.0f, -8)), 0x3F82);
+    // integers saturate (and round half to even, though only integers are stored here)
+    EXPECT_EQ(deconv_ref::round_to_dtype(deconv_ref::DT::i8, 200), 127);
+    EXPECT_EQ(deconv_ref::round_to_dtype(deconv_ref::DT::i8, -200), -128);
+    EXPECT_EQ(deconv_ref::round_to_dtype(deconv_ref::DT::u8, -3), 0);
+    EXPECT_EQ(deconv_ref::round_to_dtype(deconv_ref::DT::u8, 256), 255);
+    EXPECT_EQ(deconv_ref::round_to_dtype(deconv_ref::DT::i32, 1e12), 2147483647.0);
+    EXPECT_EQ(deconv_ref::round_to_dtype(deconv_ref::DT::i32, -1e12), -2147483648.0);
+    EXPECT_EQ(deconv_ref::half_ulp(deconv_ref::DT::f16, 1.5), std::ldexp(1.0, -11));
+    EXPECT_EQ(deconv_ref::half_ulp(deconv_ref::DT::f16, 0.0), std::ldexp(1.0, -25));
+    EXPECT_EQ(deconv_ref::half_ulp(deconv_ref::DT::bf16, 1.0), std::ldexp(1.0, -8));
+}
+
+// Cross-checks against other implementations of the same conversions: the compiler's
+// _Float16 where it has one, and the well-known bit trick for bf16.
+TEST(ReferenceDtypes, AgreesWithOtherConversions) {
+    std::mt19937 rng(12345);
+    std::uniform_int_distribution<uint32_t> bits;
+    int checked = 0;
+    for (int i = 0; i < 200000; i++) {
+        uint32_t b = bits(rng);
+        if (i % 2) b = (b & 0x80000000u) | (static_cast<uint32_t>(100 + i % 60) << 23) | (b & 0x7FFFFF);
+        float f;
+        std::memcpy(&f, &b, 4);
+        if (std::isnan(f)) continue;
+        // bf16 by the usual integer trick: add 0x7FFF plus the lowest kept bit, truncate.
+        const uint16_t trick = static_cast<uint16_t>((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16);
+        ASSERT_EQ(deconv_ref::f32_to_bf16_bits(f), trick) << std::hexfloat << f;
+#if defined(__FLT16_MAX__)
+        const _Float16 h = static_cast<_Float16>(f);
+        uint16_t hb;
+        std::memcpy(&hb, &h, 2);
+        ASSERT_EQ(deconv_ref::f32_to_f16_bits(f), hb) << std::hexfloat << f;
+        const double dd = static_cast<double>(f) * (1.0 + std::ldexp(1.0, -30));
+        ASSERT_EQ(deconv_ref::round_to_f16(dd), static_cast<double>(static_cast<_Float16>(dd)))
+            << std::hexfloat << dd;
+#endif
+        checked++;
+    }
+    EXPECT_GT(checked, 100000);
+}
+
+// ---------------------------------------------------------------- the reference itself
+
+// The scatter loop and the gather formula are two independent readings of the spec; they must
+// agree (in f64, to rounding) on every sampled point of many random problems.
+TEST(ReferenceSelfCheck, ScatterMatchesGather) {
+    int points = 0;
+    for (int rank = 1; rank <= 3; rank++)
+        for (int i = 0; i < 150; i++) {
+            const GenCase c = deconv_test::make_case(DType::f64, rank, 5000 + i);
+            const auto res = deconv_ref::compute(c.p, c.input, c.filter);
+            std::mt19937 rng(static_cast<uint32_t>(i));
+            const int64_t n = static_cast<int64_t>(res.output.size());
+            for (int k = 0; k < 40; k++) {
+                const int64_t flat = std::uniform_int_distribution<int64_t>(0, n - 1)(rng);
+                std::vector<int64_t> idx(res.shape.output_shape.size());
+                int64_t f = flat;
+                for (size_t a = idx.size(); a-- > 0;) {
+                    idx[a] = f % res.shape.output_shape[a];
+                    f /= res.shape.output_shape[a];
+                }
+                double asum = 0;
+                const double g = deconv_ref::gather_point(
+                    res.shape, idx, [&](int64_t j) { return c.input[j]; },
+                    [&](int64_t j) { return c.filter[j]; }, &asum);
+                ASSERT_NEAR(g, res.output[flat], 1e-12 * (asum + 1e-300))
+                    << deconv_ref::describe(c.p) << " at " << deconv_test::vec_str(idx);
+                ASSERT_NEAR(asum, res.abs_sum[flat], 1e-12 * (asum + 1e-300));
+                points++;
+            }
+        }
+    EXPECT_EQ(points, 3 * 150 * 40);
+}
+
+// ---------------------------------------------------------------- store rounding / saturation
+
+// 1D CBD, X=2, K=2, s=1: out = [in0*w0, in0*w1 + in1*w0, in1*w1].
+std::vector<double> run_1d(DType t, const std::vector<double> &in, const std::vector<double> &w) {
+    deconv_ref::Problem p;
+    p.grouped = false;
+    p.input_shape = {1, 1, 2};
+    p.filter_shape = {1, 1, 2};
+    Buffer bi(t, p.input_shape), bw(t, p.filter_shape), bo(t, {1, 1, 3});
+    deconv_test::fill(bi, in);
+    deconv_test::fill(bw, w);
+    bo.fill_bytes(0xCD);
+    deconv_test::run_free(p, bi.cview(), bw.cview(), bo.view());
+    return deconv_test::read_all(bo);
+}
+
+TEST(StoreRounding, F16RoundsOnceToNearestEven) {
+    if (!deconv_test::dtype_built(DType::f16) || !deconv_test::rank_built(1)) GTEST_SKIP();
+    const double u = std::ldexp(1.0, -11);
+    // middle = 1 + u (tie -> 1), 1 + 3u (tie -> 1 + 4u), 1 + u + 2^-20 (above the tie)
+    EXPECT_EQ(run_1d(DType::f16, {1, u}, {1, 1})[1], 1.0);
+    EXPECT_EQ(run_1d(DType::f16, {1, 3 * u}, {1, 1})[1], 1.0 + 4 * u);
+    EXPECT_EQ(run_1d(DType::f16, {1, u + std::ldexp(1.0, -20)}, {1, 1})[1], 1.0 + 2 * u);
+}
+
+TEST(StoreRounding, Bf16RoundsOnceToNearestEven) {
+    if (!deconv_test::dtype_built(DType::bf16) || !deconv_test::rank_built(1)) GTEST_SKIP();
+    const double u = std::ldexp(1.0, -8);
+    EXPECT_EQ(run_1d(DType::bf16, {1, u}, {1, 1})[1], 1.0);
+    EXPECT_EQ(run_1d(DType::bf16, {1, 3 * u}, {1, 1})[1], 1.0 + 4 * u);
+    // u * (1 + 2^-7) is a bf16 value (8 significant bits); the sum lies just above the tie
+    EXPECT_EQ(run_1d(DType::bf16, {1, u * (1 + std::ldexp(1.0, -7))}, {1, 1})[1], 1.0 + 2 * u);
+}
+
+TEST(StoreSaturation, IntegersSaturateTheExactSum) {
+    if (!deconv_test::rank_built(1)) GTEST_SKIP();
+    if (deconv_test::dtype_built(DType::i8)) {
+        EXPECT_EQ(run_1d(DType::i8, {100, 100}, {1, 1}), (std::vector<double>{100, 127, 100}));
+        EXPECT_EQ(run_1d(DType::i8, {-100, -100}, {1, 1}), (std::vector<double>{-100, -128, -100}));
+        EXPECT_EQ(run_1d(DType::i8, {127, -128}, {127, 127}),
+                  (std::vector<double>{127, -127, -128}));  // 16129-16256 = -127
+    }
+    if (deconv_test::dtype_built(DType::u8)) {
+        EXPECT_EQ(run_1d(DType::u8, {200, 100}, {2, 1}), (std::vector<double>{255, 255, 100}));
+    }
+    if (deconv_test::dtype_built(DType::i32)) {
+        const double a = 65536, b = 32768;  // a*b = 2^31
+        // 2^31 + 2^31 = 2^32: saturates (wrapping i32 accumulation would give 0).
+        EXPECT_EQ(run_1d(DType::i32, {a, a}, {b, b}),
+                  (std::vector<double>{2147483647.0, 2147483647.0, 2147483647.0}));
+        // 2^31 - 2^31 = 0 exactly; 2^31 - 1 fits.
+        EXPECT_EQ(run_1d(DType::i32, {a, -a}, {b, b}), (std::vector<double>{2147483647.0, 0, -2147483648.0}));
+        EXPECT_EQ(run_1d(DType::i32, {-1048576, 1048576}, {1048576, 1}),
+                  (std::vector<double>{-2147483648.0, 2147483647.0, 1048576}));  // 2^40 - 2^20
+    }
+}
+
+// ---------------------------------------------------------------- documented choices, numerically
+
+TEST(DocumentedChoices, NegativeTotalPaddingLeavesZeroTail) {
+    if (!deconv_test::rank_built(1)) GTEST_SKIP();
+    for (auto ap : {deconv_ref::AutoPad::Explicit, deconv_ref::AutoPad::SameUpper,
+                    deconv_ref::AutoPad::SameLower, deconv_ref::AutoPad::Valid}) {
+        deconv_ref::Problem p;
+        p.grouped = true;
+        p.input_shape = {1, 1, 3};
+        p.filter_shape = {1, 1, 1, 2};
+        p.strides = {2};
+        p.auto_pad = ap;
+        p.pads_begin = {1};  // ignored with output_shape
+        p.pads_end = {1};
+        p.output_shape = std::vector<int64_t>{9};  // natural 2*2+2 = 6; total -3
+        Buffer bi(DType::f32, p.input_shape), bw(DType::f32, p.filter_shape),
+            bo(DType::f32, {1, 1, 9});
+        deconv_test::fill(bi, {1, 2, 3});
+        deconv_test::fill(bw, {10, 100});
+        bo.fill_bytes(0xCD);
+        deconv_test::run_free(p, bi.cview(), bw.cview(), bo.view());
+        EXPECT_EQ(deconv_test::read_all(bo),
+                  (std::vector<double>{10, 100, 20, 200, 30, 300, 0, 0, 0}))
+            << deconv_ref::auto_pad_str(ap);
+    }
+}
+
+TEST(DocumentedChoices, SameUpperOddTotalCropsMoreAtTheBeginning) {
+    if (!deconv_test::rank_built(1)) GTEST_SKIP();
+    // X=3, K=2, s=1: natural [a0, a1, a2, a3] = 4 positions; output_shape 3 -> total 1.
+    // same_upper: pb = 1, pe = 0 -> [a1, a2, a3]; the others: pb = 0, pe = 1 -> [a0, a1, a2].
+    for (auto ap : {deconv_ref::AutoPad::SameUpper, deconv_ref::AutoPad::SameLower,
+                    deconv_ref::AutoPad::Explicit}) {
+        deconv_ref::Problem p;
+        p.grouped = false;
+        p.input_shape = {1, 1, 3};
+        p.filter_shape = {1, 1, 2};
+        p.auto_pad = ap;
+        p.output_shape = std::vector<int64_t>{3};
+        Buffer bi(DType::f32, p.input_shape), bw(DType::f32, p.filter_shape),
+            bo(DType::f32, {1, 1, 3});
+        deconv_test::fill(bi, {1, 2, 4});
+        deconv_test::fill(bw, {1, 10});  // natural: [1, 12, 24, 40]
+        deconv_test::run_free(p, bi.cview(), bw.cview(), bo.view());
+        const std::vector<double> want = ap == deconv_ref::AutoPad::SameUpper
+                                             ? std::vector<double>{12, 24, 40}
+                                             : std::vector<double>{1, 12, 24};
+        EXPECT_EQ(deconv_test::read_all(bo), want) << deconv_ref::auto_pad_str(ap);
+    }
+}
+
+// ---------------------------------------------------------------- Plan
+
+GenCase plan_case(DType t, int rank, int i) {
+    GenCase c = deconv_test::make_case(t, rank, 9000 + i);
+    c.api = 1;
+    return c;
+}
+
+TEST(PlanApi, CreateOnceRunMany) {
+    if (!deconv_test::rank_built(2)) GTEST_SKIP();
+    deconv_ref::Problem p;
+    p.grouped = true;
+    p.input_shape = {2, 6, 5, 4};
+    p.filter_shape = {3, 2, 2, 3, 2};
+    p.strides = {2, 3};
+    p.dilations = {1, 2};
+    p.pads_begin = {1, 0};
+    p.pads_end = {0, 2};
+    p.output_padding = {1, 3};
+    const auto attrs = deconv_test::to_lib_attrs(p);
+    const auto info = deconv::infer_shape(deconv::Op::GroupConvolutionBackpropData, p.input_shape,
+                                          p.filter_shape, attrs);
+    const deconv::Plan plan = deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData,
+                                                   DType::f32, p.input_shape, p.filter_shape, attrs);
+    EXPECT_EQ(plan.shape().output_shape, info.output_shape);
+    EXPECT_EQ(plan.shape().pads_begin, info.pads_begin);
+    EXPECT_EQ(plan.shape().pads_end, info.pads_end);
+    EXPECT_EQ(plan.shape().strides, info.strides);
+    EXPECT_EQ(plan.shape().dilations, info.dilations);
+    EXPECT_EQ(plan.shape().output_padding, info.output_padding);
+    EXPECT_EQ(plan.shape().groups, 3);
+    EXPECT_EQ(plan.dtype(), DType::f32);
+    EXPECT_EQ(plan.op(), deconv::Op::GroupConvolutionBackpropData);
+    std::mt19937 rng(7);
+    Buffer in(DType::f32, p.input_shape), w(DType::f32, p.filter_shape),
+        out(DType::f32, info.output_shape);
+    const deconv::Plan copy = plan;  // NOLINT: copies share the immutable plan
+    deconv::Plan moved = deconv::Plan(plan);
+    for (int run = 0; run < 6; run++) {
+        const auto vin = deconv_test::random_values(DType::f32, in.count, rng);
+        const auto vw = deconv_test::random_values(DType::f32, w.count, rng);
+        deconv_test::fill(in, vin);
+        deconv_test::fill(w, vw);
+        const auto ref = deconv_ref::compute(p, vin, vw);
+        const deconv::Plan &which = run % 3 == 0 ? plan : run % 3 == 1 ? copy : moved;
+        if (run % 2)
+            which.run(in.data(), w.data(), out.data());
+        else
+            which.run(in.cview(), w.cview(), out.view());
+        EXPECT_TRUE(out.guards_intact());
+        EXPECT_TRUE(deconv_test::compare_to_reference(DType::f32, deconv_test::read_all(out), ref))
+            << "run " << run;
+    }
+    deconv::Plan assigned = deconv::Plan::create(deconv::Op::ConvolutionBackpropData, DType::f64,
+                                                 {1, 1, 2, 2}, {1, 1, 1, 1}, deconv::Attributes{});
+    assigned = plan;
+    EXPECT_EQ(assigned.shape().output_shape, info.output_shape);
+    assigned = std::move(moved);
+    EXPECT_EQ(assigned.dtype(), DType::f32);
+}
+
+TEST(PlanApi, PlansForEveryDtypeAndRank) {
+    int ran = 0;
+    for (DType t : deconv_test::all_dtypes())
+        for (int rank = 1; rank <= 3; rank++) {
+            if (!deconv_test::dtype_built(t) || !deconv_test::rank_built(rank)) continue;
+            for (int i = 0; i < 4; i++) {
+                const auto r = deconv_test::run_and_check(plan_case(t, rank, i));
+                EXPECT_TRUE(r);
+                ran++;
+            }
+        }
+    EXPECT_GT(ran, 0);
+}
+
+TEST(PlanApi, ConcurrentRunsOfOnePlan) {
+    if (!deconv_test::rank_built(2)) GTEST_SKIP();
+    deconv_ref::Problem p;
+    p.grouped = true;
+    p.input_shape = {1, 8, 9, 7};
+    p.filter_shape = {4, 2, 3, 3, 3};
+    p.strides = {2, 2};
+    p.pads_begin = {1, 1};
+    p.pads_end = {1, 0};
+    const auto attrs = deconv_test::to_lib_attrs(p);
+    const deconv::Plan plan = deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData,
+                                                   DType::f32, p.input_shape, p.filter_shape, attrs);
+    constexpr int kThreads = 4, kRuns = 8;
+    std::vector<std::string> errors(kThreads);
+    std::vector<std::thread> threads;
+    for (int th = 0; th < kThreads; th++)
+        threads.emplace_back([&, th] {
+            std::mt19937 rng(100 + th);
+            Buffer in(DType::f32, p.input_shape), w(DType::f32, p.filter_shape),
+                out(DType::f32, plan.shape().output_shape);
+            for (int r = 0; r < kRuns; r++) {
+                const auto vin = deconv_test::random_values(DType::f32, in.count, rng);
+                const auto vw = deconv_test::random_values(DType::f32, w.count, rng);
+                deconv_test::fill(in, vin);
+                deconv_test::fill(w, vw);
+                try {
+                    plan.run(in.data(), w.data(), out.data());
+                } catch (const std::exception &e) {
+                    errors[th] = e.what();
+                    return;
+                }
+                const auto res = deconv_test::compare_to_reference(
+                    DType::f32, deconv_test::read_all(out), deconv_ref::compute(p, vin, vw));
+                if (!res) {
+                    errors[th] = res.message();
+                    return;
+                }
+            }
+        });
+    for (auto &t : threads) t.join();
+    for (int th = 0; th < kThreads; th++) EXPECT_EQ(errors[th], "") << "thread " << th;
+}
+
+TEST(PlanApi, ConcurrentFreeFunctionCalls) {
+    constexpr int kThreads = 4;
+    std::vector<std::string> errors(kThreads);
+    std::vector<std::thread> threads;
+    for (int th = 0; th < kThreads; th++)
+        threads.emplace_back([&, th] {
+            for (int i = 0; i < 20; i++) {
+                GenCase c = deconv_test::make_case(DType::f32, 1 + (i + th) % 3, 7000 + th * 100 + i);
+                if (!deconv_test::rank_built(static_cast<int>(c.p.input_shape.size()) - 2)) continue;
+                c.api = 0;
+                const auto r = deconv_test::run_and_check(c);
+                if (!r) {
+                    errors[th] = r.message();
+                    return;
+                }
+            }
+        });
+    for (auto &t : threads) t.join();
+    for (int th = 0; th < kThreads; th++) EXPECT_EQ(errors[th], "") << "thread " << th;
+}
+
+// macs(): "multiply-accumulates the kernels perform (nominal count less border clipping)",
+// i.e. the number of (input, tap) pairs whose output position lies inside the output, which the
+// reference counts.
+TEST(PlanApi, MacsCountInRangeTerms) {
+    int checked = 0, bad = 0;
+    for (int rank = 1; rank <= 3; rank++) {
+        if (!deconv_test::rank_built(rank)) continue;
+        for (int i = 0; i < 40; i++) {
+            const GenCase c = deconv_test::make_case(DType::f32, rank, 8000 + i);
+            const auto ref = deconv_ref::compute(c.p, c.input, c.filter);
+            const auto plan = deconv::Plan::create(deconv_test::lib_op(c.p), DType::f32,
+                                                   c.p.input_shape, c.p.filter_shape,
+                                                   deconv_test::to_lib_attrs(c.p), c.p.output_shape);
+            if (plan.macs() != ref.macs && ++bad <= 5)
+                ADD_FAILURE() << deconv_ref::describe(c.p) << ": macs() " << plan.macs()
+                              << ", in-range terms " << ref.macs;
+            checked++;
+        }
+    }
+    EXPECT_EQ(bad, 0) << "of " << checked;
+}
+
+// ---------------------------------------------------------------- views
+
+// A crop of a larger tensor: the input is a window [1:2, 2:6, 3:8, 4:10] of a [2, 6, 10, 12]
+// tensor, and the output a window of a larger sentinel-filled tensor whose rest must stay
+// untouched.
+TEST(Views, CroppedInputAndOutputWindows) {
+    if (!deconv_test::rank_built(2)) GTEST_SKIP();
+    for (DType t : {DType::f32, DType::f16, DType::i8, DType::f64}) {
+        if (!deconv_test::dtype_built(t)) continue;
+        SCOPED_TRACE(deconv_test::dt_str(t));
+        deconv_ref::Problem p;
+        p.grouped = true;
+        p.input_shape = {1, 4, 5, 6};
+        p.filter_shape = {2, 2, 3, 2, 3};
+        p.strides = {2, 1};
+        p.dilations = {1, 2};
+        p.pads_begin = {0, 1};
+        p.pads_end = {1, 0};
+        const std::vector<int64_t> big{2, 6, 10, 12}, big_strides{720, 120, 12, 1};
+        const int64_t in_off = 1 * 720 + 2 * 120 + 3 * 12 + 4;
+        std::mt19937 rng(99);
+        const auto big_vals = deconv_test::random_values(t, deconv_ref::product(big), rng);
+        Buffer bigbuf(t, big);
+        const auto stored = deconv_test::fill(bigbuf, big_vals);
+        std::vector<double> window(static_cast<size_t>(deconv_ref::product(p.input_shape)));
+        for (int64_t i = 0; i < static_cast<int64_t>(window.size()); i++)
+            window[i] = stored[in_off + deconv_test::offset_of(i, p.input_shape, big_strides)];
+        const auto vw = deconv_test::random_values(t, deconv_ref::product(p.filter_shape), rng);
+        Buffer w(t, p.filter_shape);
+        deconv_test::fill(w, vw);
+        const auto ref = deconv_ref::compute(p, window, vw);
+        const auto &os = ref.shape.output_shape;  // [1, 6, Y, Z]
+        const std::vector<int64_t> obig{1, os[1] + 2, os[2] + 3, os[3] + 5};
+        const std::vector<int64_t> ostr{obig[1] * obig[2] * obig[3], obig[2] * obig[3], obig[3], 1};
+        const int64_t out_off = 1 * ostr[1] + 2 * ostr[2] + 3;
+        Buffer out(t, obig);
+        out.fill_bytes(0xCD);
+        const auto before = out.payload();
+        const char *in_ptr =
+            static_cast<const char *>(bigbuf.data()) + in_off * static_cast<int64_t>(bigbuf.elem());
+        char *out_ptr = static_cast<char *>(out.data()) + out_off * static_cast<int64_t>(out.elem());
+        deconv::ConstTensorView iv(in_ptr, t, p.input_shape, big_strides);
+        deconv::TensorView ov{out_ptr, t, os, ostr};
+        ASSERT_NO_THROW(deconv_test::run_free(p, iv, w.cview(), ov));
+        std::vector<double> got(ref.output.size());
+        std::vector<char> used(static_cast<size_t>(out.count), 0);
+        for (int64_t i = 0; i < static_cast<int64_t>(got.size()); i++) {
+            const int64_t off = out_off + deconv_test::offset_of(i, os, ostr);
+            got[i] = out.get(off);
+            used[off] = 1;
+        }
+        EXPECT_TRUE(deconv_test::compare_to_reference(t, got, ref));
+        const auto after = out.payload();
+        int64_t touched = 0;
+        for (int64_t e = 0; e < out.count; e++)
+            if (!used[e] && std::memcmp(&after[e * out.elem()], &before[e * out.elem()], out.elem()))
+                touched++;
+        EXPECT_EQ(touched, 0) << "elements outside the output window were written";
+        EXPECT_TRUE(out.guards_intact());
+    }
+}
+
+// Inputs may overlap: a batch broadcast with stride 0, and a filter shared by all groups.
+TEST(Views, BroadcastInputsWithZeroStrides) {
+    if (!deconv_test::rank_built(1)) GTEST_SKIP();
+    deconv_ref::Problem p;
+    p.grouped = true;
+    p.input_shape = {3, 4, 7};        // batch axis broadcast
+    p.filter_shape = {2, 2, 3, 3};    // group axis broadcast
+    p.strides = {3};
+    p.pads_begin = {1};
+    p.pads_end = {2};
+    std::mt19937 rng(5);
+    const auto one_batch = deconv_test::random_values(DType::f32, 4 * 7, rng);
+    const auto one_group = deconv_test::random_values(DType::f32, 2 * 3 * 3, rng);
+    std::vector<double> in_full, w_full;
+    for (int n = 0; n < 3; n++) in_full.insert(in_full.end(), one_batch.begin(), one_batch.end());
+    for (int g = 0; g < 2; g++) w_full.insert(w_full.end(), one_group.begin(), one_group.end());
+    const auto ref = deconv_ref::compute(p, in_full, w_full);
+    Buffer in(DType::f32, {4, 7}), w(DType::f32, {2, 3, 3}), out(DType::f32, ref.shape.output_shape);
+    deconv_test::fill(in, one_batch);
+    deconv_test::fill(w, one_group);
+    deconv::ConstTensorView iv(in.data(), DType::f32, p.input_shape, {0, 7, 1});
+    deconv::ConstTensorView wv(w.data(), DType::f32, p.filter_shape, {0, 9, 3, 1});
+    ASSERT_NO_THROW(deconv_test::run_free(p, iv, wv, out.view()));
+    EXPECT_TRUE(deconv_test::compare_to_reference(DType::f32, deconv_test::read_all(out), ref));
+    EXPECT_TRUE(out.guards_intact());
+}
+
+// Explicit dense strides must behave as empty strides; channels-last layouts as permuted.
+TEST(Views, ExplicitDenseAndChannelsLast) {
+    if (!deconv_test::rank_built(2)) GTEST_SKIP();
+    deconv_ref::Problem p;
+    p.grouped = false;
+    p.input_shape = {2, 3, 4, 5};
+    p.filter_shape = {3, 2, 2, 3};
+    p.strides = {2, 2};
+    std::mt19937 rng(11);
+    const auto vin = deconv_test::random_values(DType::f32, deconv_ref::product(p.input_shape), rng);
+    const auto vw = deconv_test::random_values(DType::f32, deconv_ref::product(p.filter_shape), rng);
+    const auto ref = deconv_ref::compute(p, vin, vw);
+    const auto &os = ref.shape.output_shape;  // [2, 2, 8, 11]
+    // dense, spelled out
+    {
+        Buffer in(DType::f32, p.input_shape), w(DType::f32, p.filter_shape), out(DType::f32, os);
+        deconv_test::fill(in, vin);
+        deconv_test::fill(w, vw);
+        deconv::ConstTensorView iv(in.data(), DType::f32, p.input_shape, {60, 20, 5, 1});
+        deconv::ConstTensorView wv(w.data(), DType::f32, p.filter_shape, {12, 6, 3, 1});
+        deconv::TensorView ov{out.data(), DType::f32, os,
+                              {os[1] * os[2] * os[3], os[2] * os[3], os[3], 1}};
+        ASSERT_NO_THROW(deconv_test::run_free(p, iv, wv, ov));
+        EXPECT_TRUE(deconv_test::compare_to_reference(DType::f32, deconv_test::read_all(out), ref));
+    }
+    // NHWC input and output
+    {
+        const std::vector<int64_t> in_str{4 * 5 * 3, 1, 5 * 3, 3};
+        const std::vector<int64_t> out_str{os[2] * os[3] * os[1], 1, os[3] * os[1], os[1]};
+        Buffer in(DType::f32, p.input_shape), w(DType::f32, p.filter_shape), out(DType::f32, os);
+        for (int64_t i = 0; i < in.count; i++)
+            in.set(deconv_test::offset_of(i, p.input_shape, in_str), vin[i]);
+        deconv_test::fill(w, vw);
+        out.fill_bytes(0xCD);
+        deconv::ConstTensorView iv(in.data(), DType::f32, p.input_shape, in_str);
+        deconv::TensorView ov{out.data(), DType::f32, os, out_str};
+        ASSERT_NO_THROW(deconv_test::run_free(p, iv, w.cview(), ov));
+        std::vector<double> got(ref.output.size());
+        for (int64_t i = 0; i < static_cast<int64_t>(got.size()); i++)
+            got[i] = out.get(deconv_test::offset_of(i, os, out_str));
+        EXPECT_TRUE(deconv_test::compare_to_reference(DType::f32, got, ref));
+        EXPECT_TRUE(out.guards_intact());
+    }
+}
+
+// ---------------------------------------------------------------- build and machine facts
+
+TEST(BuildFacts, VersionDtypesRanksAndCpuVariant) {
+    EXPECT_TRUE(std::regex_match(std::string(deconv::version()), std::regex(R"(\d+\.\d+\.\d+)")))
+        << deconv::version();
+    const auto dts = deconv::built_dtypes();
+    EXPECT_FALSE(dts.empty());
+    const auto ranks = deconv::built_ranks();
+    EXPECT_FALSE(ranks.empty());
+    for (int r : ranks) EXPECT_TRUE(r >= 1 && r <= 3) << r;
+    const std::string v = deconv::cpu_variant();
+    // ("avx512_sapphirerapids" was the name in an earlier revision of the header.)
+    EXPECT_TRUE(v == "avx512" || v == "avx512_sapphirerapids" || v == "avx2" || v == "sse41") << v;
+    // Under DECONV_CPU_VARIANT (set by the CTest variants of this suite) the choice is capped.
+    const char *cap = std::getenv("DECONV_CPU_VARIANT");
+    if (cap && *cap) {
+        const std::vector<std::string> order{"sse41", "avx2", "avx512", "avx512_sapphirerapids"};
+        const auto pos = [&](const std::string &s) {
+            return std::find(order.begin(), order.end(), s) - order.begin();
+        };
+        EXPECT_LE(pos(v), pos(cap)) << "variant " << v << " above the cap " << cap;
+        std::printf("[ variant  ] DECONV_CPU_VARIANT=%s -> %s\n", cap, v.c_str());
+    } else {
+        std::printf("[ variant  ] %s\n", v.c_str());
+    }
+}
+
+}  // namespace
