@@ -1,21 +1,43 @@
 # Stamps out the AOT kernel libraries: one per (op, rank, dtype), each a multi-target library
-# that picks the best x86 variant at run time, all sharing one Halide runtime per target.
+# that picks the best CPU variant at run time, all sharing one Halide runtime per target.
 #
 #   deconv_add_kernel(OP <op> GENERATOR <name> RANK <r> DTYPE <t> [PARAMS k=v...])
 #   deconv_add_kernel_matrix(OP <op> GENERATOR <name> RANKS <r...> DTYPES <t...>)
 #
-# Adding a dtype or a rank is a change to DECONV_DTYPES / DECONV_RANKS; adding an x86 variant
-# is a line in DECONV_X86_TARGETS. Kernel names: deconv_<op>_r<rank>_<dtype>. The list of
-# built kernels is kept in the global property DECONV_KERNELS for the runtime's registry.
+# Adding a dtype or a rank is a change to DECONV_DTYPES / DECONV_RANKS; adding a CPU variant
+# is a line in DECONV_X86_TARGETS or DECONV_ARM64_TARGETS (and its entry in the variant table
+# of runtime/halide_glue.cpp). Kernel names: deconv_<op>_r<rank>_<dtype>. The list of built
+# kernels is kept in the global property DECONV_KERNELS for the runtime's registry.
 
 # Best first: the first whose features the CPU has wins at run time, the last is the fallback.
+# Not avx512_sapphirerapids: Halide 14 then lets LLVM emit AVX512-FP16 instructions (vmovw seen
+# in the bf16 kernels) while its run-time check only asks for AVX512-BF16 and VNNI, so CPUs with
+# BF16 but without FP16 (this project's machine) die with SIGILL.
 set(DECONV_X86_TARGETS
-    "x86-64-linux-avx-avx2-avx512-avx512_cannonlake-avx512_sapphirerapids-avx512_skylake-f16c-fma-sse41"
+    "x86-64-linux-avx-avx2-avx512-avx512_cannonlake-avx512_skylake-f16c-fma-sse41"
     "x86-64-linux-avx-avx2-f16c-fma-sse41"
     "x86-64-linux-sse41"
     CACHE STRING "Halide targets of the x86 multi-target kernels, best first")
+# ARMv8.2 dot product + half-precision arithmetic (Cortex-A55/A75/A76+, Neoverse, Apple), then
+# plain ARMv8-A NEON (Cortex-A53/A57/A72). halide_glue.cpp checks the features with HWCAP.
+set(DECONV_ARM64_TARGETS
+    "arm-64-linux-arm_dot_prod-arm_fp16"
+    "arm-64-linux"
+    CACHE STRING "Halide targets of the aarch64 multi-target kernels, best first")
+
+# The list for the architecture being built (a cross build's toolchain file sets it).
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
+  set(DECONV_CPU_TARGETS ${DECONV_ARM64_TARGETS})
+elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+  set(DECONV_CPU_TARGETS ${DECONV_X86_TARGETS})
+else()
+  message(FATAL_ERROR "deconv: no kernel targets for CMAKE_SYSTEM_PROCESSOR '${CMAKE_SYSTEM_PROCESSOR}' "
+                      "(known: x86_64, aarch64)")
+endif()
+
 # large_buffers: 64-bit addressing, so one call can span more than 2 GiB (the spec's 3D example).
 set(DECONV_KERNEL_FEATURES "large_buffers" CACHE STRING "Halide features added to every kernel target")
+message(STATUS "deconv: kernel targets ${DECONV_CPU_TARGETS} (+ ${DECONV_KERNEL_FEATURES})")
 
 set_property(GLOBAL PROPERTY DECONV_KERNELS "")
 set_property(GLOBAL PROPERTY DECONV_KERNEL_RUNTIME "")
@@ -32,7 +54,7 @@ function(deconv_add_kernel)
     FROM deconv_generators
     GENERATOR ${K_GENERATOR}
     FUNCTION_NAME ${name}
-    TARGETS ${DECONV_X86_TARGETS}
+    TARGETS ${DECONV_CPU_TARGETS}
     FEATURES ${DECONV_KERNEL_FEATURES}
     PARAMS rank=${K_RANK} dtype=${K_DTYPE} ${K_PARAMS}
     ${use_runtime})

@@ -9,6 +9,11 @@
 #include <mutex>
 #include <vector>
 
+#if defined(__aarch64__) && defined(__linux__)
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
 namespace deconv {
 namespace detail {
 
@@ -24,19 +29,31 @@ void on_halide_error(void *, const char *msg) {
     }
 }
 
-// The x86 variants in the order the kernels try them (cmake/DeconvKernels.cmake).
+// The CPU variants in the order the kernels try them (cmake/DeconvKernels.cmake), best first.
 struct Variant {
     const char *name;
     std::vector<halide_target_feature_t> features;
 };
 
+#if defined(__aarch64__)
+// DECONV_ARM64_TARGETS: arm-64-linux-arm_dot_prod-arm_fp16, then arm-64-linux (ARMv8-A NEON).
 const std::vector<Variant> &variants() {
     static const std::vector<Variant> v = {
-        {"avx512_sapphirerapids",
+        {"dotprod_fp16", {halide_target_feature_arm_dot_prod, halide_target_feature_arm_fp16}},
+        {"neon", {}},
+    };
+    return v;
+}
+// The features that tell the variants apart: a cap refuses those its variant lacks.
+constexpr halide_target_feature_t kCapFeatures[] = {halide_target_feature_arm_dot_prod,
+                                                    halide_target_feature_arm_fp16};
+#else
+const std::vector<Variant> &variants() {
+    static const std::vector<Variant> v = {
+        {"avx512",
          {halide_target_feature_avx, halide_target_feature_avx2, halide_target_feature_avx512,
-          halide_target_feature_avx512_cannonlake, halide_target_feature_avx512_sapphirerapids,
-          halide_target_feature_avx512_skylake, halide_target_feature_f16c, halide_target_feature_fma,
-          halide_target_feature_sse41}},
+          halide_target_feature_avx512_cannonlake, halide_target_feature_avx512_skylake,
+          halide_target_feature_f16c, halide_target_feature_fma, halide_target_feature_sse41}},
         {"avx2",
          {halide_target_feature_avx, halide_target_feature_avx2, halide_target_feature_f16c,
           halide_target_feature_fma, halide_target_feature_sse41}},
@@ -44,6 +61,10 @@ const std::vector<Variant> &variants() {
     };
     return v;
 }
+constexpr halide_target_feature_t kCapFeatures[] = {
+    halide_target_feature_avx, halide_target_feature_avx2, halide_target_feature_avx512,
+    halide_target_feature_fma, halide_target_feature_f16c};
+#endif
 
 constexpr int kFeatureWords = (halide_target_feature_end + 63) / 64;
 
@@ -63,19 +84,52 @@ int cap_index() {
     return cap;
 }
 
+#if defined(__aarch64__)
+// Halide 14's aarch64 runtime reports arm_dot_prod and arm_fp16 as present on every CPU, so a
+// Cortex-A53 would run the ARMv8.2 variant and die of SIGILL. The kernel (AT_HWCAP) decides.
+bool cpu_has(halide_target_feature_t f) {
+#if defined(__linux__)
+    static const unsigned long hwcap = getauxval(AT_HWCAP);
+    switch (f) {
+    case halide_target_feature_arm_dot_prod:
+        return (hwcap & HWCAP_ASIMDDP) != 0;
+    case halide_target_feature_arm_fp16:
+        // Scalar and vector half-precision arithmetic (FEAT_FP16 sets both).
+        return (hwcap & HWCAP_FPHP) != 0 && (hwcap & HWCAP_ASIMDHP) != 0;
+    default:
+        return true;
+    }
+#else
+    return f != halide_target_feature_arm_dot_prod && f != halide_target_feature_arm_fp16;
+#endif
+}
+#endif
+
 int can_use_features(int count, const uint64_t *features) {
     const int cap = cap_index();
     if (cap > 0 && count >= kFeatureWords) {
         // Refuse any variant that needs a feature the capped variant lacks.
         const auto &capped = variants()[cap].features;
-        for (halide_target_feature_t f : {halide_target_feature_avx, halide_target_feature_avx2,
-                                          halide_target_feature_avx512, halide_target_feature_fma,
-                                          halide_target_feature_f16c}) {
+        for (halide_target_feature_t f : kCapFeatures) {
             bool allowed = false;
             for (auto c : capped) allowed = allowed || c == f;
             if (has(features, f) && !allowed) return 0;
         }
     }
+#if defined(__aarch64__)
+    if (count >= kFeatureWords) {
+        // Decide the ARMv8.2 features here and leave the rest to Halide's check.
+        uint64_t rest[kFeatureWords];
+        std::memcpy(rest, features, sizeof(rest));
+        for (halide_target_feature_t f :
+             {halide_target_feature_arm_dot_prod, halide_target_feature_arm_fp16}) {
+            if (!has(features, f)) continue;
+            if (!cpu_has(f)) return 0;
+            rest[f / 64] &= ~(uint64_t(1) << (f % 64));
+        }
+        return halide_default_can_use_target_features(kFeatureWords, rest);
+    }
+#endif
     return halide_default_can_use_target_features(count, features);
 }
 

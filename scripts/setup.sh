@@ -1,7 +1,17 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages deconv needs to build, test and benchmark. Idempotent: it
 # installs only what is missing, so it is cheap to run before every build.
+#   scripts/setup.sh           the x86-64 build (default)
+#   scripts/setup.sh --arm64   also the aarch64 cross toolchain and qemu-user (scripts/test_arm64.sh)
 set -euo pipefail
+
+arm64=0
+for a in "$@"; do
+  case "$a" in
+    --arm64) arm64=1 ;;
+    *) echo "setup: unknown option '$a' (known: --arm64)" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   build-essential cmake ninja-build
@@ -12,6 +22,13 @@ packages=(
   python3 python3-numpy                  # end-to-end tests of the command line
   pkgconf                                # the pkg-config check of the installed package
 )
+if [ "$arm64" -eq 1 ]; then
+  packages+=(
+    g++-aarch64-linux-gnu libc6-arm64-cross libstdc++6-arm64-cross   # aarch64 cross compiler
+    qemu-user                            # runs the aarch64 test binaries (qemu-aarch64)
+    googletest                           # GoogleTest sources, built for aarch64 in the cross build
+  )
+fi
 
 missing=()
 for p in "${packages[@]}"; do

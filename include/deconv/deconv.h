@@ -184,7 +184,8 @@ private:
 // ---------------------------------------------------------------- build and machine facts
 
 // The x86 variant of the multi-target kernels that runs on this CPU, chosen the way the
-// kernels choose it at run time: "avx512" (Skylake/Cannonlake feature set), "avx2" or "sse41". The environment
+// kernels choose it at run time: on x86-64 "avx512" (Skylake/Cannonlake feature set), "avx2" or
+// "sse41"; on aarch64 "dotprod_fp16" (ARMv8.2, checked with HWCAP) or "neon". The environment
 // variable DECONV_CPU_VARIANT set to one of those names caps the choice (for testing the
 // lower variants on a bigger CPU); a name above what the CPU has changes nothing.
 std::string cpu_variant();
