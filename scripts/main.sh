@@ -10,11 +10,15 @@ SHARED="$(cd .. && pwd)/shared"
 
 echo
 echo "== Shape inference of the spec's example layers"
-for xml in tests/cli/data/spec_*.xml; do
+for xml in tests/cli/data/gcbd_2d.xml tests/cli/data/cbd_2d.xml tests/cli/data/gcbd_3d.xml; do
   [ -f "$xml" ] || continue
   printf '%-45s -> %s\n' "$(basename "$xml")" "$("$BIN" infer-shape --layer "$xml")"
 done
 echo "g4mb1ic20ih224oc8oh447kh3sh2ph1 (benchdnn)     -> $("$BIN" infer-shape --desc g4mb1ic20ih224oc8oh447kh3sh2ph1)"
+
+echo
+echo "== The spec's 2D example layer run on random data (GroupConvolutionBackpropData)"
+"$BIN" run --layer tests/cli/data/gcbd_2d.xml --random --seed 1
 
 echo
 echo "== Benchmark of the suite against oneDNN (2 threads; scale layers omitted)"

@@ -1,0 +1,47 @@
+// `deconv bench`: times layers with the library (and oneDNN, when built with it) and prints a
+// table or JSON.
+//
+// Per layer: a Plan is created, X and W filled with seeded small integers, then `warmup` runs
+// and `repeats` timed runs of Plan::run; the median, minimum and spread ((max-min)/median) are
+// reported. GFLOP/s = 2 * nominal MACs / median time, nominal MACs = N*G*C_in*C_out*prod(X)*
+// prod(K) as shared/bench/layers.json defines it. Roofline % = t_roofline / t_median with
+// t_roofline = max(2*MACs / peak_flops, min_bytes / peak_bandwidth), min_bytes = the input,
+// filter and output bytes. A final "geomean" row gives the geometric means of GFLOP/s,
+// roofline % and the oneDNN ratio (oneDNN time / our time: above 1 means we are faster).
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "layer_spec.h"
+
+namespace deconv_cli {
+
+struct BenchOptions {
+    int warmup = 2;
+    int repeats = 10;
+    int threads = 0;  // 0: the libraries' defaults (all cores)
+    double budget_s = 10;  // per layer and library: fewer runs for slow layers (0: no limit)
+    bool verbose = false;  // one progress line per layer on stderr, terminal or not
+    bool json = false;
+    bool include_scale = false;
+    bool onednn = true;
+    double peak_gflops = 380.0;
+    double peak_gbps = 41.0;
+    uint64_t seed = 1;
+    std::vector<std::string> only;  // layer names to keep (empty: all)
+    std::string source;             // what the layers came from, for the header
+};
+
+// Runs the benchmark, writing the table (or JSON) to `out` and progress to stderr on a
+// terminal. Returns the exit code: 0, or 1 if a layer failed validation (reported before any
+// timing). Layers the build lacks kernels for are reported as skipped.
+int run_bench(std::vector<LayerSpec> layers, const BenchOptions &options, std::ostream &out);
+
+// Sets the thread count for both libraries before any kernel runs (HL_NUM_THREADS and
+// halide_set_num_threads for ours, omp_set_num_threads for oneDNN).
+void set_bench_threads(int threads);
+
+}  // namespace deconv_cli

@@ -1,0 +1,198 @@
+// `deconv run`: one layer from .npy files (or seeded random data), result to a .npy file.
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <memory>
+
+#include "atomic_file.h"
+#include "commands.h"
+#include "errors.h"
+#include "npy.h"
+
+namespace deconv_cli {
+
+namespace {
+
+void write_npy(AtomicFile &f, const HostTensor &t) {
+    const std::string header = npy_header_bytes(t.dtype, t.shape);
+    f.write(header.data(), header.size());
+    f.write(t.data(), t.bytes.size());
+}
+
+// The .npy dtype that holds values of `t` (bf16 is stored as float32).
+deconv::DType file_type_for(deconv::DType t) {
+    return t == deconv::DType::bf16 ? deconv::DType::f32 : t;
+}
+
+}  // namespace
+
+int run_command(const RunOptions &o) {
+    using deconv::DType;
+    if (o.target == "cuda")
+        throw UsageError("--target cuda: this deconv was not built with CUDA kernels "
+                         "(only --target host is available)");
+    if (o.target != "host") throw UsageError("--target '" + o.target + "': expected host or cuda");
+    if (o.layout != "ncx" && o.layout != "nxc")
+        throw UsageError("--layout '" + o.layout + "': expected ncx or nxc");
+    const bool nxc = o.layout == "nxc";
+    if (o.input.empty() && !o.random)
+        throw UsageError("--input X.npy is required (or --random to fill the input with random data)");
+    if (o.filter.empty() && !o.random)
+        throw UsageError("--filter W.npy is required (or --random to fill the filter with random data)");
+    if (o.output.empty() && !o.random)
+        throw UsageError("--output Y.npy is required");
+    std::optional<DType> want;
+    if (o.o_dtype && o.o_dtype->count()) want = parse_dtype_arg(o.dtype, "--dtype");
+
+    std::vector<std::string> notes;
+    LayerSpec spec = resolve_layer(o.layer, notes);
+    for (const std::string &n : notes) std::cerr << "note: " << n << "\n";
+
+    // Output files first: an unwritable destination fails before any work. Nothing appears
+    // under these names unless everything succeeds (temporary files are renamed at the end).
+    std::unique_ptr<AtomicFile> out_file, save_x_file, save_w_file;
+    if (!o.output.empty()) out_file = std::make_unique<AtomicFile>(o.output);
+    if (!o.save_input.empty()) save_x_file = std::make_unique<AtomicFile>(o.save_input);
+    if (!o.save_filter.empty()) save_w_file = std::make_unique<AtomicFile>(o.save_filter);
+
+    // Headers: shapes and dtypes, checked before any data is read.
+    std::optional<NpyHeader> xh, wh;
+    if (!o.input.empty()) xh = read_npy_header(o.input);
+    if (!o.filter.empty()) wh = read_npy_header(o.filter);
+    const bool explicit_input_shape = o.layer.o_input_shape && o.layer.o_input_shape->count();
+    const bool explicit_filter_shape = o.layer.o_filter_shape && o.layer.o_filter_shape->count();
+    if (xh) {
+        const Dims x_ncx = nxc ? channels_last_shape_to_first(xh->shape) : xh->shape;
+        if (explicit_input_shape && spec.input_shape != x_ncx)
+            throw UsageError("--input-shape " + join_dims(spec.input_shape) + " differs from " +
+                             o.input + "'s shape " + join_dims(xh->shape) +
+                             (nxc ? " (nxc)" : ""));
+        if (!spec.input_shape.empty() && spec.input_shape != x_ncx) {
+            std::cerr << "note: using " << o.input << "'s shape " << join_dims(x_ncx)
+                      << " (ncx) instead of " << join_dims(spec.input_shape) << " from "
+                      << spec.origin << "\n";
+            spec.declared_output.clear();
+        }
+        spec.input_shape = x_ncx;
+    }
+    if (wh) {
+        if (explicit_filter_shape && spec.filter_shape != wh->shape)
+            throw UsageError("--filter-shape " + join_dims(spec.filter_shape) + " differs from " +
+                             o.filter + "'s shape " + join_dims(wh->shape));
+        if (!spec.filter_shape.empty() && spec.filter_shape != wh->shape) {
+            std::cerr << "note: using " << o.filter << "'s shape " << join_dims(wh->shape)
+                      << " instead of " << join_dims(spec.filter_shape) << " from "
+                      << spec.origin << "\n";
+            spec.declared_output.clear();
+        }
+        spec.filter_shape = wh->shape;
+    }
+    if (spec.input_shape.empty())
+        throw UsageError("--random needs the input shape: --input-shape, --layer or --desc");
+    if (spec.filter_shape.empty())
+        throw UsageError("--random needs the filter shape: --filter-shape, --layer or --desc");
+
+    // dtypes: the compute type, and the .npy type of the output (X's).
+    if (xh && wh && !want && xh->dtype != wh->dtype)
+        throw UsageError(o.filter + " holds " + deconv::dtype_name(wh->dtype) + " but " + o.input +
+                         " holds " + deconv::dtype_name(xh->dtype) +
+                         "; pass --dtype to convert both to one compute type");
+    const DType compute = want ? *want
+                               : xh ? xh->dtype
+                                    : wh ? wh->dtype : spec.dtype.value_or(DType::f32);
+    const DType file_type = xh ? xh->dtype : file_type_for(compute);
+    const DType filter_file_type = wh ? wh->dtype : file_type_for(compute);
+
+    settle_op(spec);
+    std::optional<deconv::Plan> plan;
+    try {
+        plan = deconv::Plan::create(spec.op, compute, spec.input_shape, spec.filter_shape,
+                                    spec.attrs, spec.output_shape);
+    } catch (const deconv::Error &e) {
+        rethrow_with_origin(e, spec);
+    }
+    const deconv::ShapeInfo &si = plan->shape();
+    check_declared_output(spec, si.output_shape);
+
+    // Everything this command allocates, before allocating any of it: file copies, transposes,
+    // compute-type copies of X and W, Y in the compute type and in the file type (twice for nxc).
+    const size_t cs = deconv::dtype_size(compute);
+    const uint64_t x_file = checked_bytes(spec.input_shape, deconv::dtype_size(file_type), "input");
+    const uint64_t w_file = checked_bytes(spec.filter_shape, deconv::dtype_size(filter_file_type), "filter");
+    const uint64_t x_c = checked_bytes(spec.input_shape, cs, "input");
+    const uint64_t w_c = checked_bytes(spec.filter_shape, cs, "filter");
+    const uint64_t y_c = checked_bytes(si.output_shape, cs, "output " + join_dims(si.output_shape));
+    const uint64_t y_file = checked_bytes(si.output_shape, deconv::dtype_size(file_type), "output");
+    uint64_t total = 0;
+    for (uint64_t b : {x_file, x_file, w_file, x_c, w_c, y_c, y_file, y_file})
+        total = checked_add(total, b, "this run");
+    check_memory(total, "running " + join_dims(spec.input_shape) + " * " +
+                            join_dims(spec.filter_shape) + " -> " + join_dims(si.output_shape) +
+                            " in " + deconv::dtype_name(compute));
+
+    // Data, in ncx and the compute type.
+    HostTensor x, w;
+    if (xh) {
+        x = read_npy(o.input);
+        if (nxc) x = channels_last_to_first(x);
+    } else {
+        x = HostTensor::zeros(compute, spec.input_shape);
+        fill_random(x, o.seed * 2 + 1);
+    }
+    if (wh) {
+        w = read_npy(o.filter);
+    } else {
+        w = HostTensor::zeros(compute, spec.filter_shape);
+        fill_random(w, o.seed * 2 + 2);
+    }
+    if (x.dtype != compute) x = convert(x, compute);  // bf16: rounds to nearest even here
+    if (w.dtype != compute) w = convert(w, compute);
+
+    HostTensor y = HostTensor::zeros(compute, si.output_shape);
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+        plan->run(x.data(), w.data(), y.data());
+    } catch (const deconv::Error &e) {
+        rethrow_with_origin(e, spec);
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+
+    HostTensor y_out = convert(y, file_type);
+    if (nxc) y_out = channels_first_to_last(y_out);
+    if (o.verbose) {
+        std::cerr << "op " << deconv::op_name(spec.op) << ", compute " << deconv::dtype_name(compute)
+                  << ", input " << join_dims(spec.input_shape) << ", filter "
+                  << join_dims(spec.filter_shape) << " -> output " << join_dims(si.output_shape)
+                  << " (ncx), pads_begin " << join_dims(si.pads_begin) << ", pads_end "
+                  << join_dims(si.pads_end) << ", cpu variant " << deconv::cpu_variant() << ", "
+                  << std::chrono::duration<double, std::milli>(t1 - t0).count() << " ms\n";
+    }
+
+    if (save_x_file) {
+        HostTensor xs = convert(x, file_type);
+        if (nxc) xs = channels_first_to_last(xs);
+        write_npy(*save_x_file, xs);
+    }
+    if (save_w_file) write_npy(*save_w_file, convert(w, filter_file_type));
+    if (out_file) write_npy(*out_file, y_out);
+    if (save_x_file) save_x_file->commit();
+    if (save_w_file) save_w_file->commit();
+    if (out_file) {
+        out_file->commit();
+    } else {
+        double mn = INFINITY, mx = -INFINITY, sum = 0;
+        const size_t n = y_out.elements();
+        for (size_t i = 0; i < n; ++i) {
+            const double v = load_element(y_out.data(), y_out.dtype, i);
+            mn = std::min(mn, v);
+            mx = std::max(mx, v);
+            sum += v;
+        }
+        std::cout << "output " << join_dims(y_out.shape) << " " << deconv::dtype_name(y_out.dtype)
+                  << (nxc ? " nxc" : " ncx") << ": min " << (n ? mn : 0) << ", max " << (n ? mx : 0)
+                  << ", sum " << sum << "\n";
+    }
+    return kExitOk;
+}
+
+}  // namespace deconv_cli

@@ -1,0 +1,38 @@
+// The flags that describe one layer, shared by run, infer-shape and bench:
+//   --layer FILE.xml [--layer-name NAME]   an OpenVINO IR layer or model
+//   --desc DESCRIPTOR                      a benchdnn-style descriptor
+//   --input-shape, --filter-shape, --output-shape, --strides, --pads-begin, --pads-end,
+//   --dilations, --auto-pad, --output-padding
+// Flags given beside --layer or --desc override the values those give.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+#include "layer_spec.h"
+
+namespace deconv_cli {
+
+struct LayerOptions {
+    std::string layer_file, layer_name, desc;
+    std::string input_shape, filter_shape, output_shape;
+    std::string strides, pads_begin, pads_end, dilations, output_padding, auto_pad;
+
+    CLI::Option *o_input_shape = nullptr, *o_filter_shape = nullptr, *o_output_shape = nullptr;
+    CLI::Option *o_strides = nullptr, *o_pads_begin = nullptr, *o_pads_end = nullptr;
+    CLI::Option *o_dilations = nullptr, *o_output_padding = nullptr, *o_auto_pad = nullptr;
+    CLI::Option *o_layer = nullptr, *o_layer_name = nullptr, *o_desc = nullptr;
+};
+
+// Registers the flags on `app` (run takes its shapes from the .npy files, but accepts
+// --input-shape/--filter-shape for --random).
+void add_layer_options(CLI::App &app, LayerOptions &o);
+
+// The layer the flags describe. Shapes may be empty when no flag or source gives them (the
+// caller then takes them from files, or reports what is missing). Notes from IR loading are
+// appended to `notes`.
+LayerSpec resolve_layer(const LayerOptions &o, std::vector<std::string> &notes);
+
+}  // namespace deconv_cli

@@ -1,0 +1,194 @@
+// deconv: the command line of the deconv library. Subcommands run, infer-shape and bench; see
+// `deconv --help` and `deconv COMMAND --help`.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <iostream>
+#include <new>
+#include <string>
+
+#include "commands.h"
+#include "errors.h"
+#include "onednn_baseline.h"
+
+namespace {
+
+using namespace deconv_cli;
+
+// One line: newlines become "; ", trailing space trimmed.
+std::string one_line(std::string s) {
+    std::string out;
+    for (size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == '\n' || s[i] == '\r') {
+            while (!out.empty() && out.back() == ' ') out.pop_back();
+            if (!out.empty() && i + 1 < s.size()) out += "; ";
+        } else {
+            out.push_back(s[i]);
+        }
+    }
+    while (!out.empty() && (out.back() == ' ' || out.back() == ';')) out.pop_back();
+    return out;
+}
+
+int fail(int code, const std::string &message) {
+    std::fflush(stdout);
+    std::cerr << "error: " << one_line(message) << std::endl;
+    return code;
+}
+
+const char *kOverview =
+    "deconv: OpenVINO GroupConvolutionBackpropData-1 and ConvolutionBackpropData-1 (transposed "
+    "convolution) with ahead-of-time compiled Halide kernels.";
+
+const char *kFooter =
+    "Layouts: data [N, G*C_in, X1..XD] (ncx), filter [G, C_in, C_out, K1..KD] "
+    "(GroupConvolutionBackpropData) or [C_in, C_out, K1..KD] (ConvolutionBackpropData, when the "
+    "filter's rank equals the data's), output [N, G*C_out, Y1..YD]; D = 1, 2 or 3.\n"
+    "Exit codes: 0 success; 1 a bad flag, value, shape, attribute or dtype; 2 a file that cannot "
+    "be read, written or parsed (.npy, XML, JSON); 3 an internal or kernel failure. Every error "
+    "is one line on stderr starting with 'error:', and no output file is left behind.";
+
+const char *kRunFooter =
+    "X.npy is [N, G*C_in, X1..XD] (ncx) or [N, X1..XD, G*C_in] with --layout nxc; W.npy is "
+    "[G, C_in, C_out, K1..KD] or [C_in, C_out, K1..KD]; Y.npy gets X's layout and X's dtype.\n"
+    ".npy files must be little-endian and C order, with dtype <f4 (f32), <f2 (f16), <f8 (f64), "
+    "|i1 (i8), |u1 (u8) or <i4 (i32).\n"
+    "--dtype sets the compute type; X and W are converted to it when their dtype differs "
+    "(floats round to nearest even; integers round and saturate), and Y is converted back to "
+    "X's dtype. Without --dtype, X and W must have the same dtype.\n"
+    "bf16 has no .npy type: with --dtype bf16, X, W and Y are float32 files and X and W are "
+    "rounded to bf16 (nearest even) before the computation; Y holds bf16 values.\n"
+    "--layout nxc: the library takes ncx only for now, so the command line transposes X to ncx "
+    "and Y back (channels-last kernels come later).\n"
+    "--random fills X and W (those not given as .npy) with seeded small integers (-3..3; 0..5 "
+    "for u8), exact in every dtype; shapes then come from --layer, --desc or --input-shape/"
+    "--filter-shape. Without --output it prints the output's shape, min, max and sum.\n"
+    "Examples:\n"
+    "  deconv run --input X.npy --filter W.npy --output Y.npy --strides 2,2 --pads-begin 1,1 "
+    "--pads-end 1,1\n"
+    "  deconv run --layer layer.xml --random --seed 7 --output Y.npy --save-input X.npy "
+    "--save-filter W.npy";
+
+const char *kInferFooter =
+    "Prints the output shape, e.g. 1,8,447,447. With --verbose, also the resolved attributes and "
+    "the effective pads (after auto_pad and output_shape).\n"
+    "--desc takes a benchdnn descriptor; benchdnn counts dilation from 0 (dh1 = OpenVINO "
+    "dilation 2), and ic/oc are total channel counts.\n"
+    "Examples:\n"
+    "  deconv infer-shape --input-shape 1,20,224,224 --filter-shape 4,5,2,3,3 --strides 2,2 "
+    "--pads-begin 1,1 --pads-end 1,1\n"
+    "  deconv infer-shape --desc g4mb1ic20ih224oc8oh447kh3sh2ph1\n"
+    "  deconv infer-shape --layer model.xml --layer-name upsampling_node --verbose";
+
+const char *kBenchFooter =
+    "Times one layer (--layer, --desc or shape flags) or every layer of --suite: a JSON file in "
+    "the format of shared/bench/layers.json (layers with \"scale\": true are left out unless "
+    "--include-scale), or an OpenVINO IR .xml model (all its deconvolution layers).\n"
+    "Per layer: --warmup runs, then --repeats timed runs; prints the median and minimum ms, the "
+    "spread ((max-min)/median), GFLOP/s = 2*MACs/time with the nominal MACs "
+    "N*G*C_in*C_out*prod(X)*prod(K), and roofline % = max(2*MACs/peak_flops, "
+    "(input+filter+output bytes)/peak_bandwidth) / time. The header names the CPU variant of the "
+    "kernels that ran. With oneDNN (libdnnl-dev) in the build, oneDNN's deconvolution_forward "
+    "is timed on the same data in the same run (plain layouts and format_tag::any, reorders "
+    "excluded, the faster reported; bf16/f16 in that dtype when oneDNN accepts it, else f32) "
+    "and speedup = oneDNN time / ours. A geomean row ends the table.\n"
+    "--threads N sets HL_NUM_THREADS for our kernels and omp_set_num_threads for oneDNN (OpenMP) "
+    "before either runs; without it both use every core (or OMP_NUM_THREADS / HL_NUM_THREADS "
+    "from the environment). nxc layers: our kernels are timed on ncx buffers (channels-last "
+    "kernels come later).\n"
+    "Examples:\n"
+    "  deconv bench --suite shared/bench/layers.json\n"
+    "  deconv bench --desc g21mb1ic21ih64oc21oh512kh16sh8 --repeats 20 --json";
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    CLI::App app{kOverview, "deconv"};
+    app.set_version_flag("--version", std::string("deconv ") + deconv::version(),
+                         "Print the library version and exit");
+    app.require_subcommand(1);
+    app.footer(kFooter);
+
+    RunOptions run;
+    CLI::App *run_cmd = app.add_subcommand("run", "Run one layer on .npy files (or random data) and write the result");
+    run_cmd->add_option("--input,-x", run.input, "X.npy: the data")->type_name("X.npy")->group("Files");
+    run_cmd->add_option("--filter,-w", run.filter, "W.npy: the filter")->type_name("W.npy")->group("Files");
+    run_cmd->add_option("--output,-o", run.output, "Y.npy: the result (written whole or not at all)")->type_name("Y.npy")->group("Files");
+    run_cmd->add_option("--save-input", run.save_input, "With --random: also write the generated X here")->type_name("FILE")->group("Files");
+    run_cmd->add_option("--save-filter", run.save_filter, "With --random: also write the generated W here")->type_name("FILE")->group("Files");
+    add_layer_options(*run_cmd, run.layer);
+    run_cmd->add_option("--layout", run.layout, "ncx (default) or nxc: the layout of X.npy and Y.npy")->type_name("ncx|nxc")->group("Run");
+    run.o_dtype = run_cmd->add_option("--dtype", run.dtype,
+        "Compute type f32|f16|bf16|f64|i8|u8|i32 (default: X's dtype)")->type_name("TYPE")->group("Run");
+    run_cmd->add_option("--target", run.target, "host (default) or cuda")->type_name("host|cuda")->group("Run");
+    run_cmd->add_flag("--random", run.random, "Fill X and W (when not given) with seeded random small integers")->group("Run");
+    run_cmd->add_option("--seed", run.seed, "Seed for --random (default 1)")->type_name("N")->group("Run");
+    run_cmd->add_flag("--verbose,-v", run.verbose, "Print the resolved layer and the time to stderr")->group("Run");
+    run_cmd->footer(kRunFooter);
+
+    InferShapeOptions infer;
+    CLI::App *infer_cmd = app.add_subcommand("infer-shape", "Print the output shape of a layer");
+    add_layer_options(*infer_cmd, infer.layer);
+    infer_cmd->add_flag("--verbose,-v", infer.verbose, "Also print the attributes and the effective pads");
+    infer_cmd->footer(kInferFooter);
+
+    BenchCommandOptions bench;
+    CLI::App *bench_cmd = app.add_subcommand("bench", "Time layers, beside oneDNN when available");
+    bench_cmd->add_option("--suite", bench.suite, "FILE.json (layers.json format) or an IR FILE.xml")->type_name("FILE")->group("Bench");
+    add_layer_options(*bench_cmd, bench.layer);
+    bench_cmd->add_option("--dtype", bench.dtype, "Compute type for every layer (default: the layer's, else f32)")->type_name("TYPE")->group("Bench");
+    bench_cmd->add_option("--layout", bench.layout, "ncx or nxc (default: the layer's, else ncx)")->type_name("ncx|nxc")->group("Bench");
+    bench_cmd->add_option("--repeats", bench.bench.repeats, "Timed runs per layer (default 10)")->type_name("N")->group("Bench");
+    bench_cmd->add_option("--warmup", bench.bench.warmup, "Untimed runs first (default 2)")->type_name("N")->group("Bench");
+    bench_cmd->add_option("--threads", bench.bench.threads, "Threads for both libraries (default: all cores)")->type_name("N")->group("Bench");
+    bench_cmd->add_option("--only", bench.only, "Comma-separated layer names to run (includes scale layers named)")->type_name("NAMES")->group("Bench");
+    bench_cmd->add_option("--max-seconds", bench.bench.budget_s,
+        "Time budget per layer and library: slow layers get fewer runs (default 10; 0: none)")->type_name("S")->group("Bench");
+    bench_cmd->add_flag("--verbose,-v", bench.bench.verbose, "A progress line per layer on stderr (a terminal always gets one)")->group("Bench");
+    bench_cmd->add_flag("--include-scale", bench.bench.include_scale, "Also run layers marked \"scale\": true")->group("Bench");
+    bench_cmd->add_flag("--no-onednn", bench.no_onednn, "Do not time oneDNN")->group("Bench");
+    bench_cmd->add_flag("--json", bench.bench.json, "Machine-readable output on stdout")->group("Bench");
+    bench_cmd->add_option("--seed", bench.bench.seed, "Seed of the random data (default 1)")->type_name("N")->group("Bench");
+    bench_cmd->add_option("--peak-gflops", bench.bench.peak_gflops, "Roofline compute peak (default 380)")->type_name("X")->group("Bench");
+    bench_cmd->add_option("--peak-gbps", bench.bench.peak_gbps, "Roofline memory bandwidth, GB/s (default 41)")->type_name("X")->group("Bench");
+    bench_cmd->footer(kBenchFooter);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp &e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp &e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion &e) {
+        return app.exit(e);
+    } catch (const CLI::RequiredError &e) {
+        if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-')
+            return fail(kExitUsage, std::string("unknown command '") + argv[1] +
+                                        "'; expected run, infer-shape or bench (see deconv --help)");
+        if (app.get_subcommands().empty())
+            return fail(kExitUsage, "no command given; expected run, infer-shape or bench (see deconv --help)");
+        return fail(kExitUsage, e.what());
+    } catch (const CLI::ParseError &e) {
+        std::string msg = e.what();
+        return fail(kExitUsage, msg + " (see deconv --help)");
+    }
+
+    try {
+        if (run_cmd->parsed()) return run_command(run);
+        if (infer_cmd->parsed()) return infer_shape_command(infer);
+        if (bench_cmd->parsed()) return bench_command(bench);
+        return fail(kExitUsage, "no command given; expected run, infer-shape or bench");
+    } catch (const UsageError &e) {
+        return fail(kExitUsage, e.what());
+    } catch (const IoError &e) {
+        return fail(kExitIo, e.what());
+    } catch (const deconv::Error &e) {
+        return fail(e.kind() == deconv::ErrorKind::Kernel ? kExitInternal : kExitUsage, e.what());
+    } catch (const std::bad_alloc &) {
+        return fail(kExitInternal, "out of memory");
+    } catch (const std::exception &e) {
+        return fail(kExitInternal, e.what());
+    } catch (...) {
+        return fail(kExitInternal, "unknown failure");
+    }
+}
