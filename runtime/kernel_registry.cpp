@@ -20,24 +20,27 @@ const KernelEntry *find_kernel(const char *op, int rank, DType dtype) {
 
 }  // namespace detail
 
-std::vector<DType> built_dtypes() {
-    std::vector<DType> out;
+namespace {
+// The distinct values of one field over the kernel table, in table order.
+template <typename T, typename Field>
+std::vector<T> distinct(Field field) {
+    std::vector<T> out;
     for (const detail::KernelEntry *k = detail::kernels_begin(); k != detail::kernels_end(); ++k) {
+        const T v = field(*k);
         bool seen = false;
-        for (DType t : out) seen = seen || t == k->dtype;
-        if (!seen) out.push_back(k->dtype);
+        for (const T &o : out) seen = seen || o == v;
+        if (!seen) out.push_back(v);
     }
     return out;
 }
+}  // namespace
+
+std::vector<DType> built_dtypes() {
+    return distinct<DType>([](const detail::KernelEntry &k) { return k.dtype; });
+}
 
 std::vector<int> built_ranks() {
-    std::vector<int> out;
-    for (const detail::KernelEntry *k = detail::kernels_begin(); k != detail::kernels_end(); ++k) {
-        bool seen = false;
-        for (int r : out) seen = seen || r == k->rank;
-        if (!seen) out.push_back(k->rank);
-    }
-    return out;
+    return distinct<int>([](const detail::KernelEntry &k) { return k.rank; });
 }
 
 }  // namespace deconv

@@ -3,6 +3,7 @@
 #include "deconv/deconv.h"
 #include "halide_glue.h"
 #include "kernel_registry.h"
+#include "messages.h"
 #include "phase_decomposition.h"
 
 #include "HalideRuntime.h"
@@ -30,13 +31,8 @@ struct Plan::Impl {
 
 namespace {
 
-[[noreturn]] void invalid(const std::string &msg) { throw Error(ErrorKind::InvalidArgument, msg); }
-
-std::string shape_str(const std::vector<int64_t> &v) {
-    std::string s = "[";
-    for (size_t i = 0; i < v.size(); i++) s += (i ? ", " : "") + std::to_string(v[i]);
-    return s + "]";
-}
+using detail::invalid;
+using detail::shape_str;
 
 std::vector<int64_t> dense_strides(const std::vector<int64_t> &shape) {
     std::vector<int64_t> st(shape.size());

@@ -9,8 +9,7 @@
 //    zero; the output has exactly output_shape and positions past the natural output are zero.
 #include "checked_math.h"
 #include "deconv/deconv.h"
-
-#include <sstream>
+#include "messages.h"
 
 namespace deconv {
 
@@ -19,16 +18,8 @@ namespace {
 using detail::checked_add;
 using detail::checked_mul;
 using detail::floor_div;
-
-std::string shape_str(const std::vector<int64_t> &v) {
-    std::ostringstream s;
-    s << "[";
-    for (size_t i = 0; i < v.size(); i++) s << (i ? ", " : "") << v[i];
-    s << "]";
-    return s.str();
-}
-
-[[noreturn]] void invalid(const std::string &msg) { throw Error(ErrorKind::InvalidArgument, msg); }
+using detail::invalid;
+using detail::shape_str;
 
 // Fills an attribute with its default or checks its length and range.
 std::vector<int64_t> resolve_attr(const std::vector<int64_t> &given, const char *name, size_t rank,
