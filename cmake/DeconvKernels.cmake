@@ -2,7 +2,7 @@
 # that picks the best CPU variant at run time, all sharing one Halide runtime per target.
 #
 #   deconv_add_kernel(OP <op> GENERATOR <name> RANK <r> DTYPE <t> [PARAMS k=v...])
-#   deconv_add_kernel_matrix(OP <op> GENERATOR <name> RANKS <r...> DTYPES <t...>)
+#   deconv_add_kernel_matrix(OP <op> GENERATOR <name> RANKS <r...> DTYPES <t...> [PARAMS k=v...])
 #
 # Adding a dtype or a rank is a change to DECONV_DTYPES / DECONV_RANKS; adding a CPU variant
 # is a line in DECONV_X86_TARGETS or DECONV_ARM64_TARGETS (and its entry in the variant table
@@ -66,10 +66,10 @@ function(deconv_add_kernel)
 endfunction()
 
 function(deconv_add_kernel_matrix)
-  cmake_parse_arguments(M "" "OP;GENERATOR" "RANKS;DTYPES" ${ARGN})
+  cmake_parse_arguments(M "" "OP;GENERATOR" "RANKS;DTYPES;PARAMS" ${ARGN})
   foreach(rank IN LISTS M_RANKS)
     foreach(dtype IN LISTS M_DTYPES)
-      deconv_add_kernel(OP ${M_OP} GENERATOR ${M_GENERATOR} RANK ${rank} DTYPE ${dtype})
+      deconv_add_kernel(OP ${M_OP} GENERATOR ${M_GENERATOR} RANK ${rank} DTYPE ${dtype} PARAMS ${M_PARAMS})
     endforeach()
   endforeach()
 endfunction()

@@ -48,10 +48,13 @@ inline Halide::Expr store_cast(const Halide::Type &t, const Halide::Expr &e) {
 }
 
 // `input`, `filter` are the pipeline's buffer parameters; `in_step` one Expr per spatial axis.
+// `bounded`: input positions outside the buffer read as zero. The dispatcher runs the unbounded
+// variant on phases where no tap leaves the input (e.g. kernel == stride, as in U-Net's 2x2 s2
+// up-convolutions), whose inner loop then carries no boundary test.
 inline PhaseConv define_phase_conv(const Halide::Func &input, const Halide::OutputImageParam &input_param,
                                    const Halide::Func &filter, const Halide::OutputImageParam &filter_param,
                                    int rank, const std::vector<Halide::Expr> &in_step,
-                                   const Halide::Type &storage) {
+                                   const Halide::Type &storage, bool bounded) {
     using namespace Halide;
     PhaseConv p;
     for (int i = 0; i < rank; i++) p.q.emplace_back("q" + std::to_string(i));
@@ -67,7 +70,11 @@ inline PhaseConv define_phase_conv(const Halide::Func &input, const Halide::Outp
             in_bounds.push_back(Range());
         }
     }
-    p.input_ext = BoundaryConditions::constant_exterior(input, Internal::make_zero(storage), in_bounds);
+    if (bounded) {
+        p.input_ext = BoundaryConditions::constant_exterior(input, Internal::make_zero(storage), in_bounds);
+    } else {
+        p.input_ext(_) = input(_);
+    }
 
     Region taps;
     for (int i = 0; i < rank; i++) taps.push_back({0, filter_param.dim(i).extent()});

@@ -33,6 +33,8 @@ class PhaseConvGenerator : public Generator<PhaseConvGenerator> {
 public:
     GeneratorParam<int> rank{"rank", 2, 1, 3};
     GeneratorParam<std::string> dtype{"dtype", "f32"};
+    // false: the interior variant, which assumes every tap lands inside the input.
+    GeneratorParam<bool> bounded{"bounded", true};
     // Schedule knobs (deconv::gen::ScheduleParams); 0 = target default.
     GeneratorParam<int> vectors{"vectors", 0, 0, 8};
     GeneratorParam<int> co_tile{"co_tile", 0, 0, 32};
@@ -65,7 +67,7 @@ public:
         steps.resize(d);
 
         Func in_f = *input, w_f = *filter;
-        PhaseConv p = define_phase_conv(in_f, *input, w_f, *filter, d, steps, t);
+        PhaseConv p = define_phase_conv(in_f, *input, w_f, *filter, d, steps, t, bounded);
         Func out_f = *output;
         // The Func of an Output<Buffer<>> added with add_output cannot be assigned a whole
         // definition from another Func directly: define it element-wise.

@@ -25,7 +25,8 @@ struct Plan::Impl {
     int rank = 0;  // spatial axes
     int64_t n = 0, groups = 0, c_in = 0, c_out = 0;
     std::vector<std::vector<AxisPhase>> phases;  // per spatial axis (spec order)
-    const detail::KernelEntry *kernel = nullptr;
+    const detail::KernelEntry *kernel = nullptr;           // bounded: any phase
+    const detail::KernelEntry *interior_kernel = nullptr;  // phases whose taps all read inside the input
     int64_t macs = 0;
 };
 
@@ -202,7 +203,8 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
     impl->c_out = filter_shape[f0 + 1];
 
     impl->kernel = detail::find_kernel("phase_conv", impl->rank, dtype);
-    if (!impl->kernel) {
+    impl->interior_kernel = detail::find_kernel("phase_conv_interior", impl->rank, dtype);
+    if (!impl->kernel || !impl->interior_kernel) {
         throw Error(ErrorKind::Unsupported, std::string("no kernel for ") + std::to_string(impl->rank) + "D " +
                                                 dtype_name(dtype) +
                                                 " in this build (see DECONV_RANKS / DECONV_DTYPES)");
@@ -306,6 +308,9 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
         int64_t out_off = 0, w_off = 0;
         int32_t steps[3] = {1, 1, 1};
         bool has_taps = true;
+        // Every output q of the phase reads input q + in_offset - j*in_step for j < T: when all
+        // of those lie in [0, X) the interior kernel (no boundary tests) serves the phase.
+        bool interior = true;
         std::vector<int64_t> zero_extent, zero_stride;
         for (int i = 0; i < rank; i++) {
             const AxisPhase &a = p.phases[i][ph[i]];
@@ -319,7 +324,10 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
             set_dim(in_dims[h], -a.in_offset, p.input_shape[2 + i], in_st[2 + i]);
             steps[h] = (int32_t)a.in_step;
             has_taps = has_taps && a.tap_count > 0;
+            interior = interior && a.in_offset - (a.tap_count - 1) * a.in_step >= 0 &&
+                       a.out_count - 1 + a.in_offset < p.input_shape[2 + i];
         }
+        const detail::KernelEntry *kernel = interior ? p.interior_kernel : p.kernel;
         uint8_t *out_base = (uint8_t *)output.data + out_off * (int64_t)elem;
         if (!has_taps) {
             std::vector<int64_t> ext, st;
@@ -342,10 +350,10 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
             out_buf.type = in_buf.type;
             out_buf.dimensions = dims;
             out_buf.dim = out_dims;
-            const int rc = p.kernel->fn(steps[0], steps[1], steps[2], &in_buf, &w_buf, &out_buf);
+            const int rc = kernel->fn(steps[0], steps[1], steps[2], &in_buf, &w_buf, &out_buf);
             if (rc != 0) {
                 std::string msg = detail::take_halide_error();
-                throw Error(ErrorKind::Kernel, std::string("kernel ") + p.kernel->name + " failed (Halide error " +
+                throw Error(ErrorKind::Kernel, std::string("kernel ") + kernel->name + " failed (Halide error " +
                                                    std::to_string(rc) + ")" + (msg.empty() ? "" : ": " + msg));
             }
         }
