@@ -25,6 +25,13 @@ set(DECONV_ARM64_TARGETS
     "arm-64-linux"
     CACHE STRING "Halide targets of the aarch64 multi-target kernels, best first")
 
+# A build folder configured before that change keeps the old cached list: refuse it plainly.
+if(DECONV_X86_TARGETS MATCHES "avx512_sapphirerapids")
+  message(FATAL_ERROR "deconv: DECONV_X86_TARGETS names avx512_sapphirerapids, whose kernels die of "
+                      "SIGILL on CPUs with AVX512-BF16 but no AVX512-FP16 (see above). Reconfigure with "
+                      "'cmake -U DECONV_X86_TARGETS <build>' to take the default list.")
+endif()
+
 # The list for the architecture being built (a cross build's toolchain file sets it).
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
   set(DECONV_CPU_TARGETS ${DECONV_ARM64_TARGETS})
