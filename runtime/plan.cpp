@@ -1,6 +1,7 @@
 // Plan: validates and resolves a layer once, then runs its stride phases on the AOT kernels.
 #include "checked_math.h"
 #include "deconv/deconv.h"
+#include "f16_conversion.h"
 #include "halide_glue.h"
 #include "kernel_registry.h"
 #include "messages.h"
@@ -28,6 +29,8 @@ struct Plan::Impl {
     const detail::KernelEntry *kernel = nullptr;           // bounded: any phase
     const detail::KernelEntry *interior_kernel = nullptr;  // phases whose taps all read inside the input
     int64_t macs = 0;
+    // f16 layers on x86 with F16C: the f32 plan of the same layer (see f16_conversion.h).
+    std::shared_ptr<const Impl> via_f32;
 };
 
 namespace {
@@ -230,6 +233,10 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
     }
     impl->macs = macs;
     detail::install_halide_hooks();
+    if (dtype == DType::f16 && detail::use_f16c_conversion() &&
+        detail::find_kernel("phase_conv", impl->rank, DType::f32)) {
+        impl->via_f32 = create(op, DType::f32, input_shape, filter_shape, attrs, output_shape).impl_;
+    }
     return Plan(std::move(impl));
 }
 
@@ -246,6 +253,17 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
                                            p.dtype, p.filter_shape, false);
     std::vector<int64_t> out_st = check_view("output", output.data, output.dtype, output.shape, output.strides,
                                              p.dtype, p.info.output_shape, true);
+    if (p.via_f32) {
+        // Everything is validated: convert exactly to f32, run the f32 plan, round once to f16.
+        std::vector<float> x = detail::f16_to_dense_f32((const uint16_t *)input.data, p.input_shape, in_st);
+        std::vector<float> w = detail::f16_to_dense_f32((const uint16_t *)filter.data, p.filter_shape, w_st);
+        int64_t count = 1;
+        for (int64_t v : p.info.output_shape) count *= v;
+        std::vector<float> y((size_t)count);
+        Plan(p.via_f32).run(x.data(), w.data(), y.data());
+        detail::dense_f32_to_f16(y.data(), (uint16_t *)output.data, p.info.output_shape, out_st);
+        return;
+    }
     check_fits_int32(in_st, "data stride");
     check_fits_int32(w_st, "filter stride");
     check_fits_int32(out_st, "output stride");
