@@ -329,7 +329,6 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
         // Every output q of the phase reads input q + in_offset - j*in_step for j < T: when all
         // of those lie in [0, X) the interior kernel (no boundary tests) serves the phase.
         bool interior = true;
-        std::vector<int64_t> zero_extent, zero_stride;
         for (int i = 0; i < rank; i++) {
             const AxisPhase &a = p.phases[i][ph[i]];
             const int h = rank - 1 - i;  // Halide axis of spec axis i (innermost first)

@@ -36,7 +36,7 @@ inline void schedule_cpu(PhaseConv &p, Halide::OutputImageParam out_param, const
     Expr width = out_param.dim(0).extent();
     Expr channels = out_param.dim(rank).extent();
 
-    Var qo("qo"), qi("qi"), coo("coo"), coi("coi"), task("task");
+    Var qo("qo"), qi("qi"), coo("coo"), coi("coi");
 
     // Outer loop nest shared by all branches. Loops innermost first:
     //   [qi, coi], qo, coo|co, q1 .. q_{D-1}, g, n
@@ -60,43 +60,37 @@ inline void schedule_cpu(PhaseConv &p, Halide::OutputImageParam out_param, const
     };
 
     // Branches, tried in order (each a specialize() of the same algorithm). A branch tiles
-    // q_tile output positions x co_tile output channels into registers and vectorizes one of the
-    // two axes: positions (input vectors, weight broadcasts) or, for rows narrower than a vector,
-    // channels (weight vectors from the [g, k, ci, co] packing, input broadcasts).
+    // q_tile output positions x co_tile output channels into registers and vectorizes positions
+    // (input vectors, weight broadcasts) with vectors of `vec` lanes.
     struct Branch {
         Expr cond;
         int q_tile, co_tile;
-        bool vec_co;  // vectorize channels instead of positions
-        int vec;      // vector width
+        int vec;  // vector width
     };
     std::vector<Branch> branches = {
         // full register tile
-        {channels >= sp.co_tile && width >= qt, qt, sp.co_tile, false, lanes},
+        {channels >= sp.co_tile && width >= qt, qt, sp.co_tile, lanes},
         // rows of one to two vectors
-        {channels >= sp.co_tile && width >= lanes, lanes, sp.co_tile, false, lanes},
+        {channels >= sp.co_tile && width >= lanes, lanes, sp.co_tile, lanes},
     };
     if (lanes > 4) {
         // Rows narrower than a native vector (e.g. 4x4 phases of an 8x8 output): 4-lane vectors.
         // (Vectorizing channels instead would need the accumulator stored channel-major, and a
         // Func has one storage order for all its specializations: a later, separate Func.)
-        branches.push_back({channels >= sp.co_tile && width >= 4, 4, sp.co_tile, false, 4});
+        branches.push_back({channels >= sp.co_tile && width >= 4, 4, sp.co_tile, 4});
     }
     // Few channels (depthwise, RGB outputs): positions only.
-    branches.push_back({width >= qt, qt, 1, false, lanes});
-    branches.push_back({width >= lanes, lanes, 1, false, lanes});
+    branches.push_back({width >= qt, qt, 1, lanes});
+    branches.push_back({width >= lanes, lanes, 1, lanes});
 
     for (const Branch &b : branches) {
         Stage s = p.out.specialize(b.cond);
         s.split(p.q[0], qo, qi, b.q_tile, TailStrategy::ShiftInwards);
         if (b.co_tile > 1) s.split(p.co, coo, coi, b.co_tile, TailStrategy::ShiftInwards);
         parallel_outer(s, b.co_tile > 1);
-        if (b.vec_co) {
-            s.vectorize(coi, b.vec).unroll(coi).unroll(qi);
-        } else {
-            s.vectorize(qi, b.vec);
-            if (b.q_tile > b.vec) s.unroll(qi);
-            if (b.co_tile > 1) s.unroll(coi);
-        }
+        s.vectorize(qi, b.vec);
+        if (b.q_tile > b.vec) s.unroll(qi);
+        if (b.co_tile > 1) s.unroll(coi);
     }
     // Rows narrower than a vector and few channels: scalar.
     p.out.split(p.q[0], qo, qi, 1);
@@ -120,13 +114,9 @@ inline void schedule_cpu(PhaseConv &p, Halide::OutputImageParam out_param, const
         Stage a = p.acc.specialize(b.cond);
         Stage au = u.specialize(b.cond);
         for (Stage st : {a, au}) {
-            if (b.vec_co) {
-                st.reorder(p.co, p.q[0]).vectorize(p.co, b.vec).unroll(p.co).unroll(p.q[0]);
-            } else {
-                st.vectorize(p.q[0], b.vec);
-                if (b.q_tile > b.vec) st.unroll(p.q[0]);
-                if (b.co_tile > 1) st.unroll(p.co);
-            }
+            st.vectorize(p.q[0], b.vec);
+            if (b.q_tile > b.vec) st.unroll(p.q[0]);
+            if (b.co_tile > 1) st.unroll(p.co);
         }
         if (sp.unroll_taps) au.unroll(p.r[0]);
     }
