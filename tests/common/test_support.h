@@ -86,6 +86,22 @@ inline deconv::Attributes to_lib_attrs(const deconv_ref::Problem &p) {
     return a;
 }
 
+// The reference problem of a library call (the inverse of to_lib_attrs); auto_pad and
+// output_shape are left to the caller.
+inline deconv_ref::Problem ref_problem(bool grouped, const std::vector<int64_t> &in_shape,
+                                       const std::vector<int64_t> &w_shape, const deconv::Attributes &a) {
+    deconv_ref::Problem p;
+    p.grouped = grouped;
+    p.input_shape = in_shape;
+    p.filter_shape = w_shape;
+    p.strides = a.strides;
+    p.pads_begin = a.pads_begin;
+    p.pads_end = a.pads_end;
+    p.dilations = a.dilations;
+    p.output_padding = a.output_padding;
+    return p;
+}
+
 inline deconv::Op lib_op(const deconv_ref::Problem &p) {
     return p.grouped ? deconv::Op::GroupConvolutionBackpropData
                      : deconv::Op::ConvolutionBackpropData;

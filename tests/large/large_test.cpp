@@ -67,14 +67,7 @@ TEST(Large, SpecExample3DFullSize) {
         deconv::TensorView{out.get(), DType::f32, out_shape, {}}, a));
     const auto t2 = std::chrono::steady_clock::now();
 
-    deconv_ref::Problem p;
-    p.grouped = true;
-    p.input_shape = in_shape;
-    p.filter_shape = w_shape;
-    p.strides = a.strides;
-    p.pads_begin = a.pads_begin;
-    p.pads_end = a.pads_end;
-    p.dilations = a.dilations;
+    const deconv_ref::Problem p = deconv_test::ref_problem(true, in_shape, w_shape, a);
     const deconv_ref::Resolved r = deconv_ref::resolve(p);
     ASSERT_EQ(r.output_shape, out_shape);
 

@@ -110,13 +110,7 @@ TEST_P(ShapeInferenceJson, MatchesSpec) {
             w.fill_bytes(0);
             out.fill_bytes(0x5A);
             const auto before = out.payload();
-            deconv_ref::Problem p;
-            p.grouped = grouped;
-            p.strides = a.strides;
-            p.pads_begin = a.pads_begin;
-            p.pads_end = a.pads_end;
-            p.dilations = a.dilations;
-            p.output_padding = a.output_padding;
+            deconv_ref::Problem p = deconv_test::ref_problem(grouped, in_shape, w_shape, a);
             p.auto_pad = *deconv_test::ref_auto_pad_from_str(c.at("auto_pad").get<std::string>());
             p.output_shape = out_shape;
             try {
@@ -189,15 +183,7 @@ TEST_P(ShapeInferenceJson, MatchesSpec) {
 
     // The independent reference must read the case the same way.
     {
-        deconv_ref::Problem p;
-        p.grouped = grouped;
-        p.input_shape = in_shape;
-        p.filter_shape = w_shape;
-        p.strides = a.strides;
-        p.pads_begin = a.pads_begin;
-        p.pads_end = a.pads_end;
-        p.dilations = a.dilations;
-        p.output_padding = a.output_padding;
+        deconv_ref::Problem p = deconv_test::ref_problem(grouped, in_shape, w_shape, a);
         p.auto_pad = *deconv_test::ref_auto_pad_from_str(c.at("auto_pad").get<std::string>());
         p.output_shape = out_shape;
         const deconv_ref::Resolved r = deconv_ref::resolve(p);
