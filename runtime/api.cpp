@@ -31,6 +31,17 @@ void convolution_backprop_data(const ConstTensorView &input, const ConstTensorVi
     run_once(Op::ConvolutionBackpropData, input, filter, output, attrs, output_shape);
 }
 
+void group_convolution(const ConstTensorView &input, const ConstTensorView &filter, const TensorView &output,
+                       const Attributes &attrs) {
+    run_once(Op::GroupConvolution, input, filter, output, attrs, std::nullopt);
+}
+
+void convolution_backward_data(const ConstTensorView &diff_dst, const ConstTensorView &weights,
+                               const TensorView &diff_src, const Attributes &attrs,
+                               const std::optional<std::vector<int64_t>> &dst_shape) {
+    run_once(Op::ConvolutionBackwardData, diff_dst, weights, diff_src, attrs, dst_shape);
+}
+
 const char *version() { return DECONV_VERSION; }
 
 }  // namespace deconv

@@ -79,8 +79,43 @@ const char *op_name(Op op) {
     switch (op) {
     case Op::GroupConvolutionBackpropData: return "GroupConvolutionBackpropData";
     case Op::ConvolutionBackpropData: return "ConvolutionBackpropData";
+    case Op::GroupConvolution: return "GroupConvolution";
+    case Op::ConvolutionBackwardData: return "ConvolutionBackwardData";
     }
     return "?";
 }
+
+Op parse_op(const std::string &name) {
+    // Spec names and their snake_case spellings compare equal once underscores are dropped.
+    std::string s;
+    for (char c : lower(name))
+        if (c != '_' && c != '-') s += c;
+    for (Op op : {Op::GroupConvolutionBackpropData, Op::ConvolutionBackpropData, Op::GroupConvolution,
+                  Op::ConvolutionBackwardData}) {
+        if (s == lower(op_name(op))) return op;
+    }
+    throw Error(ErrorKind::InvalidArgument,
+                "op '" + name +
+                    "' is not one of group_convolution_backprop_data, convolution_backprop_data, "
+                    "group_convolution, convolution_backward_data");
+}
+
+DataFormat parse_data_format(const std::string &name) {
+    const std::string s = lower(name);
+    if (s == "ncx") return DataFormat::NCX;
+    if (s == "nxc") return DataFormat::NXC;
+    throw Error(ErrorKind::InvalidArgument, "data_format '" + name + "' is not one of NCX, NXC");
+}
+
+const char *data_format_name(DataFormat f) { return f == DataFormat::NXC ? "NXC" : "NCX"; }
+
+WeightsFormat parse_weights_format(const std::string &name) {
+    const std::string s = lower(name);
+    if (s == "oix") return WeightsFormat::OIX;
+    if (s == "xio") return WeightsFormat::XIO;
+    throw Error(ErrorKind::InvalidArgument, "weights_format '" + name + "' is not one of OIX, XIO");
+}
+
+const char *weights_format_name(WeightsFormat f) { return f == WeightsFormat::XIO ? "XIO" : "OIX"; }
 
 }  // namespace deconv

@@ -1,12 +1,19 @@
 // deconv: grouped transposed convolution from ahead-of-time compiled Halide kernels.
 //
-// Operations (texts in the project's spec folder):
+// Operations (texts in the project's spec folder), shapes in the NCX data format:
 //   GroupConvolutionBackpropData-1  data [N, G*C_IN, X1..XD], filter [G, C_IN, C_OUT, K1..KD]
-//                                   -> output [N, G*C_OUT, Y1..YD]
+//   (OpenVINO)                      -> output [N, G*C_OUT, Y1..YD]
 //   ConvolutionBackpropData-1       data [N, C_IN, X1..XD],   filter [C_IN, C_OUT, K1..KD]
-//                                   -> output [N, C_OUT, Y1..YD]   (groups = 1)
+//   (OpenVINO)                      -> output [N, C_OUT, Y1..YD]   (groups = 1)
+//   GroupConvolution-1              data [N, G*C_IN, X1..XD], filter [G, C_OUT, C_IN, K1..KD]
+//   (OpenVINO, the forward op)      -> output [N, G*C_OUT, Y1..YD]
+//   ConvolutionBackwardData         diff_dst [N, OC, X1..XD], weights OIX [OC, IC/groups, K1..KD]
+//   (oneDNN Graph)                  or XIO [K1..KD, IC/groups, OC] -> diff_src [N, IC, Y1..YD]
+//                                   (groups attribute; OC and IC divisible by it)
 // D (the rank of the spatial part) is 1, 2 or 3. Kernel spatial axes are in the data's order
-// (K1 pairs with X1), so a 2D filter is [.., KY, KX].
+// (K1 pairs with X1), so a 2D filter is [.., KY, KX]. With the NXC data format every data and
+// output shape is [N, X1..XD, C] instead (filters keep their layout); NXC runs on kernels
+// scheduled for channels-last data, not through a transposed copy.
 //
 // Arithmetic per dtype (every kernel computes the sum exactly once per output element):
 //   f32          accumulates in f32.
@@ -98,9 +105,22 @@ enum class AutoPad { Explicit, SameUpper, SameLower, Valid };
 AutoPad parse_auto_pad(const std::string &name);
 const char *auto_pad_name(AutoPad a);
 
-// The attributes of (Group)ConvolutionBackpropData-1. An empty vector takes the spec's
-// default for that attribute: ones for strides and dilations, zeros for pads and
-// output_padding. A non-empty vector must have one entry per spatial axis.
+// Layout of the data and output tensors. NCX: [N, C, X1..XD]; NXC (channels last):
+// [N, X1..XD, C].
+enum class DataFormat { NCX, NXC };
+// Layout of oneDNN Graph's weights. OIX: [OC, IC/groups, K1..KD]; XIO: [K1..KD, IC/groups, OC]
+// (OC: channels of diff_dst, IC: channels of diff_src).
+enum class WeightsFormat { OIX, XIO };
+
+// "ncx"/"nxc", "oix"/"xio" (any case).
+DataFormat parse_data_format(const std::string &name);
+const char *data_format_name(DataFormat f);
+WeightsFormat parse_weights_format(const std::string &name);
+const char *weights_format_name(WeightsFormat f);
+
+// The attributes of every op. An empty vector takes the spec's default for that attribute:
+// ones for strides and dilations, zeros for pads and output_padding. A non-empty vector must
+// have one entry per spatial axis. output_padding belongs to the backprop ops only.
 struct Attributes {
     std::vector<int64_t> strides;
     std::vector<int64_t> pads_begin;
@@ -108,6 +128,18 @@ struct Attributes {
     std::vector<int64_t> dilations;
     std::vector<int64_t> output_padding;
     AutoPad auto_pad = AutoPad::Explicit;
+
+    // Data layout; unset takes the op's default: NCX for the OpenVINO ops, NXC for
+    // ConvolutionBackwardData (oneDNN Graph's default). Every op accepts both.
+    std::optional<DataFormat> data_format;
+    // ConvolutionBackwardData only (an error on the other ops, whose filters carry their own
+    // layout and group axis): the groups attribute (unset = 1), the weights format (unset =
+    // XIO) and the dst_shape attribute, the full diff_src shape in data_format order. A
+    // dst_shape passed as the run's output_shape argument (the op's optional input) wins over
+    // this attribute.
+    std::optional<int64_t> groups;
+    std::optional<WeightsFormat> weights_format;
+    std::optional<std::vector<int64_t>> dst_shape;
 };
 
 // ---------------------------------------------------------------- shape inference
@@ -115,22 +147,31 @@ struct Attributes {
 enum class Op {
     GroupConvolutionBackpropData,  // filter [G, C_IN, C_OUT, K...]
     ConvolutionBackpropData,       // filter [C_IN, C_OUT, K...]
+    GroupConvolution,              // forward; filter [G, C_OUT, C_IN, K...]
+    ConvolutionBackwardData,       // oneDNN Graph; weights OIX or XIO, groups attribute
 };
+// "GroupConvolutionBackpropData", ... (the spec names).
 const char *op_name(Op op);
+// The spec names and the command line's: group_convolution_backprop_data,
+// convolution_backprop_data, group_convolution, convolution_backward_data (any case).
+Op parse_op(const std::string &name);
 
 // The result of shape inference: the full output shape and the pads the kernels apply
 // (after auto_pad and output_shape have been resolved, and clamped at zero; see README).
 struct ShapeInfo {
-    std::vector<int64_t> output_shape;  // [N, G*C_OUT, Y1..YD]
+    std::vector<int64_t> output_shape;  // [N, G*C_OUT, Y1..YD], or [N, Y1..YD, C] under NXC
     std::vector<int64_t> pads_begin;    // effective, one per spatial axis, >= 0
     std::vector<int64_t> pads_end;      // effective, one per spatial axis, >= 0
     std::vector<int64_t> strides, dilations, output_padding;  // defaults filled in
     int64_t groups = 1;
+    DataFormat data_format = DataFormat::NCX;
 };
 
 // Pure function: validates the shapes and attributes and infers the output shape per the
-// OpenVINO opset-1 text. `output_shape`, when given, holds the spatial output shape
-// (the spec's optional third input). Throws Error naming the offending value.
+// op's text. `output_shape`, when given, is the op's optional shape input: the spatial output
+// shape for the OpenVINO backprop ops, the full diff_src shape (data_format order) for
+// ConvolutionBackwardData (it wins over attrs.dst_shape); GroupConvolution takes none.
+// Throws Error naming the offending value.
 ShapeInfo infer_shape(Op op, const std::vector<int64_t> &input_shape,
                       const std::vector<int64_t> &filter_shape, const Attributes &attrs,
                       const std::optional<std::vector<int64_t>> &output_shape = std::nullopt);
@@ -148,6 +189,15 @@ void convolution_backprop_data(
     const ConstTensorView &input, const ConstTensorView &filter, const TensorView &output,
     const Attributes &attrs,
     const std::optional<std::vector<int64_t>> &output_shape = std::nullopt);
+
+void group_convolution(const ConstTensorView &input, const ConstTensorView &filter,
+                       const TensorView &output, const Attributes &attrs);
+
+// oneDNN Graph: diff_dst, weights -> diff_src. `dst_shape` is the op's optional input.
+void convolution_backward_data(
+    const ConstTensorView &diff_dst, const ConstTensorView &weights, const TensorView &diff_src,
+    const Attributes &attrs,
+    const std::optional<std::vector<int64_t>> &dst_shape = std::nullopt);
 
 // A layer whose shapes, dtype and attributes are validated and resolved once, then run many
 // times on dense C-order buffers of those shapes, the way inference runtimes call a layer.
