@@ -11,16 +11,27 @@ struct halide_buffer_t;
 namespace deconv {
 namespace detail {
 
-// Every phase kernel has this C signature (see generators/phase_conv_generator.cpp).
+// The C signatures of the kernels, one per generator (generators/*_generator.cpp).
 using PhaseKernelFn = int (*)(int32_t in_step_0, int32_t in_step_1, int32_t in_step_2, halide_buffer_t *input,
                               halide_buffer_t *filter, halide_buffer_t *output);
+using GroupConvKernelFn = int (*)(int32_t stride_0, int32_t stride_1, int32_t stride_2, int32_t dilation_0,
+                                  int32_t dilation_1, int32_t dilation_2, halide_buffer_t *input,
+                                  halide_buffer_t *filter, halide_buffer_t *output);
+// The table stores every kernel as this type; as<>() casts back to the kernel's own signature,
+// which the op name decides ("phase_conv*": PhaseKernelFn, "group_conv*": GroupConvKernelFn).
+using AnyKernelFn = void (*)();
 
 struct KernelEntry {
     const char *op;
     int rank;
     DType dtype;
     const char *name;
-    PhaseKernelFn fn;
+    AnyKernelFn fn;
+
+    template <typename Fn>
+    Fn as() const {
+        return reinterpret_cast<Fn>(fn);
+    }
 };
 
 // nullptr when this build has no such kernel.

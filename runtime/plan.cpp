@@ -1,10 +1,12 @@
-// Plan: validates and resolves a layer once, then runs its stride phases on the AOT kernels.
+// Plan: validates and resolves a layer once, then runs it on the AOT kernels: the backprop ops
+// as one kernel call per combination of stride phases, the forward op as one call.
 #include "checked_math.h"
 #include "deconv/deconv.h"
 #include "f16_conversion.h"
 #include "halide_glue.h"
 #include "kernel_registry.h"
 #include "messages.h"
+#include "op_geometry.h"
 #include "phase_decomposition.h"
 
 #include "HalideRuntime.h"
@@ -21,12 +23,12 @@ using detail::checked_mul;
 struct Plan::Impl {
     Op op;
     DType dtype;
-    std::vector<int64_t> input_shape, filter_shape;
+    std::vector<int64_t> input_shape, filter_shape;  // as the caller gives them
     ShapeInfo info;
-    int rank = 0;  // spatial axes
-    int64_t n = 0, groups = 0, c_in = 0, c_out = 0;
-    std::vector<std::vector<AxisPhase>> phases;  // per spatial axis (spec order)
-    const detail::KernelEntry *kernel = nullptr;           // bounded: any phase
+    detail::OpGeometry geo;
+    std::vector<int64_t> out_spatial;            // spec order
+    std::vector<std::vector<AxisPhase>> phases;  // backprop: per spatial axis (spec order)
+    const detail::KernelEntry *kernel = nullptr;           // backprop: bounded, any phase
     const detail::KernelEntry *interior_kernel = nullptr;  // phases whose taps all read inside the input
     int64_t macs = 0;
     // f16 layers on x86 with F16C: the f32 plan of the same layer (see f16_conversion.h).
@@ -139,44 +141,129 @@ void check_fits_int32(const std::vector<int64_t> &values, const char *what) {
     }
 }
 
-}  // namespace
+// Copies a tensor between two strided layouts of the same shape, element by element in C order.
+void copy_strided(const uint8_t *src, const std::vector<int64_t> &src_st, uint8_t *dst,
+                  const std::vector<int64_t> &dst_st, const std::vector<int64_t> &shape, size_t elem) {
+    int64_t count = 1;
+    for (int64_t v : shape) count *= v;
+    std::vector<int64_t> idx(shape.size(), 0);
+    for (int64_t e = 0; e < count; e++) {
+        int64_t s = 0, d = 0;
+        for (size_t a = 0; a < idx.size(); a++) {
+            s += idx[a] * src_st[a];
+            d += idx[a] * dst_st[a];
+        }
+        std::memcpy(dst + d * (int64_t)elem, src + s * (int64_t)elem, elem);
+        for (size_t a = idx.size(); a-- > 0;) {
+            if (++idx[a] < shape[a]) break;
+            idx[a] = 0;
+        }
+    }
+}
 
-// [g, ci, co, k...] with any strides -> dense [g, k..., ci, co].
-static std::vector<uint8_t> pack_filter(const void *src, const std::vector<int64_t> &st, const Plan::Impl &p, size_t elem) {
-    const bool grouped = p.op == Op::GroupConvolutionBackpropData;
-    const size_t f0 = grouped ? 1 : 0;
+// Halide dimension of a data tensor's logical axis (0..D-1: spatial, Halide order; D: channel;
+// D+1: group; D+2: batch), per data format. Mirrors generators/data_layout.h.
+int data_dim(DataFormat f, int rank, int logical) {
+    if (f == DataFormat::NCX) return logical;
+    if (logical < rank) return 2 + logical;
+    if (logical == rank) return 0;
+    if (logical == rank + 1) return 1;
+    return rank + 2;
+}
+
+// Halide dimension of a filter's logical axis (0..D-1: taps; D: co; D+1: ci; D+2: g).
+int filter_dim(DataFormat f, int rank, int logical) {
+    if (f == DataFormat::NCX) return logical;
+    if (logical < rank) return 3 + logical;
+    return logical - rank;
+}
+
+// The packed filter the kernels read: channels-first kernels [g, k.., ci, co], channels-last
+// kernels [k.., g, ci, co] (outermost first). Output channels are innermost in both: the
+// channels-first kernels broadcast co_tile consecutive weights per (ci, tap), which then share
+// a cache line; the channels-last kernels load them as vectors.
+struct PackedFilter {
+    std::vector<uint8_t> data;
+    int64_t co = 1, ci = 0, g = 0;
+    std::vector<int64_t> k;  // spec order
+};
+
+PackedFilter pack_filter(const void *src, const std::vector<int64_t> &st, const Plan::Impl &p, size_t elem) {
+    const detail::OpGeometry &geo = p.geo;
+    const int rank = geo.rank;
+    PackedFilter f;
     int64_t taps = 1;
-    for (int i = 0; i < p.rank; i++) taps *= p.filter_shape[f0 + 2 + i];
-    std::vector<uint8_t> out((size_t)(p.groups * taps * p.c_in * p.c_out) * elem);
+    for (int64_t k : geo.kernel) taps *= k;
+    f.ci = geo.c_out;
+    f.k.assign(rank, 0);
+    int64_t inner = geo.c_in * geo.c_out;  // elements inside the innermost tap axis
+    if (geo.data_format == DataFormat::NXC) {
+        f.g = inner;
+        inner *= geo.groups;
+    }
+    for (int i = rank; i-- > 0;) {
+        f.k[i] = inner;
+        inner *= geo.kernel[i];
+    }
+    if (geo.data_format == DataFormat::NCX) f.g = inner;
+    f.data.resize((size_t)(geo.groups * taps * geo.c_in * geo.c_out) * elem);
+
+    const detail::FilterAxes &fa = geo.filter;
+    const int64_t src_g = fa.g_stride(st), src_ci = st[fa.ci_axis], src_co = st[fa.co_axis];
     const uint8_t *in = (const uint8_t *)src;
-    std::vector<int64_t> k(p.rank, 0);
-    for (int64_t g = 0; g < p.groups; g++) {
+    for (int64_t g = 0; g < geo.groups; g++) {
         for (int64_t t = 0; t < taps; t++) {
             // Decompose the flat tap index t into per-axis taps (C order).
-            int64_t rem = t, k_off = 0;
-            for (int i = p.rank; i-- > 0;) {
-                const int64_t kd = p.filter_shape[f0 + 2 + i];
-                k_off += (rem % kd) * st[f0 + 2 + i];
+            int64_t rem = t, src_off = g * src_g, dst_off = g * f.g;
+            for (int i = rank; i-- > 0;) {
+                const int64_t kd = geo.kernel[i], k = rem % kd;
+                src_off += k * st[fa.k_axes[i]];
+                dst_off += k * f.k[i];
                 rem /= kd;
             }
-            const int64_t g_off = grouped ? g * st[0] : 0;
-            uint8_t *dst = out.data() + (size_t)((g * taps + t) * p.c_in * p.c_out) * elem;
-            for (int64_t ci = 0; ci < p.c_in; ci++) {
-                const uint8_t *row = in + (g_off + ci * st[f0] + k_off) * (int64_t)elem;
-                const int64_t co_st = st[f0 + 1];
-                if (co_st == 1) {
-                    std::memcpy(dst, row, (size_t)p.c_out * elem);
+            uint8_t *dst = f.data.data() + dst_off * (int64_t)elem;
+            for (int64_t ci = 0; ci < geo.c_in; ci++) {
+                const uint8_t *row = in + (src_off + ci * src_ci) * (int64_t)elem;
+                if (src_co == 1) {
+                    std::memcpy(dst, row, (size_t)geo.c_out * elem);
                 } else {
-                    for (int64_t co = 0; co < p.c_out; co++) {
-                        std::memcpy(dst + co * elem, row + co * co_st * (int64_t)elem, elem);
+                    for (int64_t co = 0; co < geo.c_out; co++) {
+                        std::memcpy(dst + co * elem, row + co * src_co * (int64_t)elem, elem);
                     }
                 }
-                dst += p.c_out * elem;
+                dst += geo.c_out * elem;
             }
         }
     }
-    return out;
+    return f;
 }
+
+// Pairs (output position, tap) of a forward axis whose input index lies inside [0, X).
+int64_t forward_pairs(int64_t x, int64_t k, int64_t y, int64_t s, int64_t d, int64_t pb) {
+    int64_t pairs = 0;
+    for (int64_t j = 0; j < k; j++) {
+        // 0 <= q*s + j*d - pb < x, 0 <= q < y
+        const int64_t lo = std::max<int64_t>(0, detail::floor_div(pb - j * d + s - 1, s));
+        const int64_t hi = std::min<int64_t>(y, detail::floor_div(x - 1 + pb - j * d, s) + 1);
+        if (hi > lo) pairs += hi - lo;
+    }
+    return pairs;
+}
+
+const char *kernel_op(const detail::OpGeometry &g, bool interior) {
+    const bool nxc = g.data_format == DataFormat::NXC;
+    if (g.forward) return nxc ? "group_conv_nxc" : "group_conv";
+    if (nxc) return "phase_conv_nxc";
+    return interior ? "phase_conv_interior" : "phase_conv";
+}
+
+void fail_kernel(const detail::KernelEntry *kernel, int rc) {
+    std::string msg = detail::take_halide_error();
+    throw Error(ErrorKind::Kernel, std::string("kernel ") + kernel->name + " failed (Halide error " +
+                                       std::to_string(rc) + ")" + (msg.empty() ? "" : ": " + msg));
+}
+
+}  // namespace
 
 Plan::Plan(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
 Plan::Plan(const Plan &) = default;
@@ -198,18 +285,21 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
     impl->input_shape = input_shape;
     impl->filter_shape = filter_shape;
     impl->info = infer_shape(op, input_shape, filter_shape, attrs, output_shape);
-    impl->rank = (int)input_shape.size() - 2;
-    impl->n = input_shape[0];
-    impl->groups = impl->info.groups;
-    const size_t f0 = op == Op::GroupConvolutionBackpropData ? 1 : 0;
-    impl->c_in = filter_shape[f0];
-    impl->c_out = filter_shape[f0 + 1];
+    impl->geo = detail::op_geometry(op, input_shape, filter_shape, attrs);
+    const detail::OpGeometry &geo = impl->geo;
+    const int rank = geo.rank;
+    if (op == Op::ConvolutionBackwardData && dtype != DType::f32 && dtype != DType::bf16 && dtype != DType::f16) {
+        detail::invalid(std::string("ConvolutionBackwardData supports f32, bf16 and f16 (oneDNN Graph's table), not ") +
+                        dtype_name(dtype));
+    }
+    const std::vector<int64_t> out_ncx = detail::to_ncx(impl->info.output_shape, geo.data_format);
+    impl->out_spatial.assign(out_ncx.begin() + 2, out_ncx.end());
 
-    impl->kernel = detail::find_kernel("phase_conv", impl->rank, dtype);
-    impl->interior_kernel = detail::find_kernel("phase_conv_interior", impl->rank, dtype);
+    impl->kernel = detail::find_kernel(kernel_op(geo, false), rank, dtype);
+    impl->interior_kernel = detail::find_kernel(kernel_op(geo, true), rank, dtype);
     if (!impl->kernel || !impl->interior_kernel) {
-        throw Error(ErrorKind::Unsupported, std::string("no kernel for ") + std::to_string(impl->rank) + "D " +
-                                                dtype_name(dtype) +
+        throw Error(ErrorKind::Unsupported, std::string("no kernel for ") + op_name(op) + " " + std::to_string(rank) +
+                                                "D " + dtype_name(dtype) + " " + data_format_name(geo.data_format) +
                                                 " in this build (see DECONV_RANKS / DECONV_DTYPES)");
     }
     // Every extent and stride handed to a kernel must fit Halide's 32-bit buffer fields.
@@ -217,24 +307,28 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
     check_fits_int32(filter_shape, "filter shape");
     check_fits_int32(impl->info.output_shape, "output shape");
 
-    int64_t macs = checked_mul(checked_mul(impl->n, impl->groups, "MACs"),
-                               checked_mul(impl->c_in, impl->c_out, "MACs"), "MACs");
-    for (int i = 0; i < impl->rank; i++) {
-        const int64_t k = filter_shape[f0 + 2 + i];
-        impl->phases.push_back(detail::decompose_axis(impl->info.strides[i], impl->info.dilations[i], k,
-                                                      input_shape[2 + i], impl->info.output_shape[2 + i],
-                                                      impl->info.pads_begin[i]));
+    int64_t macs = checked_mul(checked_mul(geo.n, geo.groups, "MACs"), checked_mul(geo.c_in, geo.c_out, "MACs"),
+                               "MACs");
+    for (int i = 0; i < rank; i++) {
+        const int64_t k = geo.kernel[i], x = geo.in_spatial[i], y = impl->out_spatial[i];
+        const int64_t s = impl->info.strides[i], d = impl->info.dilations[i], pb = impl->info.pads_begin[i];
+        if (geo.forward) {
+            check_fits_int32({pb, s, d}, "attribute");
+            macs = checked_mul(macs, forward_pairs(x, k, y, s, d, pb), "MACs");
+            continue;
+        }
+        impl->phases.push_back(detail::decompose_axis(s, d, k, x, y, pb));
         int64_t pairs = 0;
         for (const AxisPhase &p : impl->phases.back()) pairs += p.pairs;
         macs = checked_mul(macs, pairs, "MACs");
         for (const AxisPhase &p : impl->phases.back()) {
-            check_fits_int32({p.in_offset, p.tap_step * filter_shape[f0 + 2 + i]}, "phase");
+            check_fits_int32({p.in_offset, p.tap_step * k}, "phase");
         }
     }
     impl->macs = macs;
     detail::install_halide_hooks();
     if (dtype == DType::f16 && detail::use_f16c_conversion() &&
-        detail::find_kernel("phase_conv", impl->rank, DType::f32)) {
+        detail::find_kernel(kernel_op(geo, false), rank, DType::f32)) {
         impl->via_f32 = create(op, DType::f32, input_shape, filter_shape, attrs, output_shape).impl_;
     }
     return Plan(std::move(impl));
@@ -268,9 +362,12 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
     check_fits_int32(w_st, "filter stride");
     check_fits_int32(out_st, "output stride");
     const size_t elem = dtype_size(p.dtype);
-    const int rank = p.rank;
+    const detail::OpGeometry &geo = p.geo;
+    const int rank = geo.rank;
+    const DataFormat fmt = geo.data_format;
 
-    // The kernels read the innermost data axis densely: repack a view that is not.
+    // The kernels read the innermost data axis densely (x_D, or C under NXC): repack a view
+    // that is not.
     std::vector<uint8_t> dense_input;
     const void *in_data = input.data;
     if (in_st.back() != 1) {
@@ -278,108 +375,124 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
         for (int64_t v : p.input_shape) count = checked_mul(count, v, "data element count");
         dense_input.resize((size_t)count * elem);
         std::vector<int64_t> dst = dense_strides(p.input_shape);
-        // Copy element by element in C order.
-        std::vector<int64_t> idx(p.input_shape.size(), 0);
-        for (int64_t e = 0; e < count; e++) {
-            int64_t off = 0;
-            for (size_t a = 0; a < idx.size(); a++) off += idx[a] * in_st[a];
-            std::memcpy(dense_input.data() + e * elem, (const uint8_t *)input.data + off * elem, elem);
-            for (size_t a = idx.size(); a-- > 0;) {
-                if (++idx[a] < p.input_shape[a]) break;
-                idx[a] = 0;
-            }
-        }
+        copy_strided((const uint8_t *)input.data, in_st, dense_input.data(), dst, p.input_shape, elem);
         in_data = dense_input.data();
         in_st = dst;
     }
-
-    const bool grouped = p.op == Op::GroupConvolutionBackpropData;
-    const size_t f0 = grouped ? 1 : 0;
-    // Repack the filter as [g, k..., ci, co]: the kernels broadcast co_tile consecutive output
-    // channels per (ci, tap), which then share a cache line, and walk ci with a short stride.
-    // One pass over the weights, small beside the layer's MACs.
-    std::vector<uint8_t> packed = pack_filter(filter.data, w_st, p, elem);
-    std::vector<int64_t> k_st(rank);
-    int64_t w_g = p.c_in * p.c_out;  // grows to the group stride: taps x ci x co
-    for (int i = rank; i-- > 0;) {
-        k_st[i] = w_g;
-        w_g *= p.filter_shape[f0 + 2 + i];
+    // Channels-last kernels store channel vectors: an output whose channels are not adjacent is
+    // computed densely, then copied (validation is complete, so nothing partial is written).
+    std::vector<uint8_t> dense_output;
+    uint8_t *out_data = (uint8_t *)output.data;
+    std::vector<int64_t> caller_out_st = out_st;
+    if (fmt == DataFormat::NXC && out_st.back() != 1) {
+        int64_t count = 1;
+        for (int64_t v : p.info.output_shape) count = checked_mul(count, v, "output element count");
+        dense_output.resize((size_t)count * elem);
+        out_data = dense_output.data();
+        out_st = dense_strides(p.info.output_shape);
     }
-    const int64_t w_ci = p.c_out, w_co = 1;
+    const std::vector<int64_t> in_nc = detail::to_ncx(in_st, fmt), out_nc = detail::to_ncx(out_st, fmt);
+
+    const PackedFilter packed = pack_filter(filter.data, w_st, p, elem);
 
     const int dims = rank + 3;
     halide_dimension_t in_dims[6], w_dims[6], out_dims[6];
-    // Non-spatial axes (same for every phase). Halide axis rank+0 = channel, +1 = group, +2 = batch.
-    set_dim(in_dims[rank], 0, p.c_in, in_st[1]);
-    set_dim(in_dims[rank + 1], 0, p.groups, p.c_in * in_st[1]);
-    set_dim(in_dims[rank + 2], 0, p.n, in_st[0]);
-    set_dim(w_dims[rank], 0, p.c_out, w_co);
-    set_dim(w_dims[rank + 1], 0, p.c_in, w_ci);
-    set_dim(w_dims[rank + 2], 0, p.groups, w_g);
-    set_dim(out_dims[rank], 0, p.c_out, out_st[1]);
-    set_dim(out_dims[rank + 1], 0, p.groups, p.c_out * out_st[1]);
-    set_dim(out_dims[rank + 2], 0, p.n, out_st[0]);
+    auto dd = [&](int logical) { return data_dim(fmt, rank, logical); };
+    auto fd = [&](int logical) { return filter_dim(fmt, rank, logical); };
+    // Non-spatial axes (the same for every call).
+    set_dim(in_dims[dd(rank)], 0, geo.c_in, in_nc[1]);
+    set_dim(in_dims[dd(rank + 1)], 0, geo.groups, geo.c_in * in_nc[1]);
+    set_dim(in_dims[dd(rank + 2)], 0, geo.n, in_nc[0]);
+    set_dim(w_dims[fd(rank)], 0, geo.c_out, packed.co);
+    set_dim(w_dims[fd(rank + 1)], 0, geo.c_in, packed.ci);
+    set_dim(w_dims[fd(rank + 2)], 0, geo.groups, packed.g);
+    set_dim(out_dims[dd(rank)], 0, geo.c_out, out_nc[1]);
+    set_dim(out_dims[dd(rank + 1)], 0, geo.groups, geo.c_out * out_nc[1]);
+    set_dim(out_dims[dd(rank + 2)], 0, geo.n, out_nc[0]);
 
-    // Iterate over every combination of per-axis phases (odometer over spatial axes).
-    std::vector<size_t> ph(rank, 0);
-    for (;;) {
-        int64_t out_off = 0, w_off = 0;
-        int32_t steps[3] = {1, 1, 1};
-        bool has_taps = true;
-        // Every output q of the phase reads input q + in_offset - j*in_step for j < T: when all
-        // of those lie in [0, X) the interior kernel (no boundary tests) serves the phase.
-        bool interior = true;
+    auto make_buffers = [&](halide_buffer_t &in_buf, halide_buffer_t &w_buf, halide_buffer_t &out_buf,
+                            const uint8_t *w_base, uint8_t *out_base) {
+        in_buf.host = (uint8_t *)in_data;
+        in_buf.type = halide_type(p.dtype);
+        in_buf.dimensions = dims;
+        in_buf.dim = in_dims;
+        w_buf.host = (uint8_t *)w_base;
+        w_buf.type = in_buf.type;
+        w_buf.dimensions = dims;
+        w_buf.dim = w_dims;
+        out_buf.host = out_base;
+        out_buf.type = in_buf.type;
+        out_buf.dimensions = dims;
+        out_buf.dim = out_dims;
+    };
+
+    if (geo.forward) {
+        // One call: input coordinates shifted by pads_begin, so the kernel reads y*s + k*d.
+        int32_t strides[3] = {1, 1, 1}, dilations[3] = {1, 1, 1};
         for (int i = 0; i < rank; i++) {
-            const AxisPhase &a = p.phases[i][ph[i]];
             const int h = rank - 1 - i;  // Halide axis of spec axis i (innermost first)
-            const int64_t ys = out_st[2 + i], ks = k_st[i];
-            out_off += a.out_first * ys;
-            w_off += a.tap_first * ks;
-            set_dim(out_dims[h], 0, a.out_count, p.info.strides[i] * ys);
-            set_dim(w_dims[h], 0, a.tap_count, a.tap_step * ks);
-            // The input's origin moves so that output q reads input q + in_offset at tap 0.
-            set_dim(in_dims[h], -a.in_offset, p.input_shape[2 + i], in_st[2 + i]);
-            steps[h] = (int32_t)a.in_step;
-            has_taps = has_taps && a.tap_count > 0;
-            interior = interior && a.in_offset - (a.tap_count - 1) * a.in_step >= 0 &&
-                       a.out_count - 1 + a.in_offset < p.input_shape[2 + i];
+            set_dim(in_dims[dd(h)], p.info.pads_begin[i], geo.in_spatial[i], in_nc[2 + i]);
+            set_dim(w_dims[fd(h)], 0, geo.kernel[i], packed.k[i]);
+            set_dim(out_dims[dd(h)], 0, p.out_spatial[i], out_nc[2 + i]);
+            strides[h] = (int32_t)p.info.strides[i];
+            dilations[h] = (int32_t)p.info.dilations[i];
         }
-        const detail::KernelEntry *kernel = interior ? p.interior_kernel : p.kernel;
-        uint8_t *out_base = (uint8_t *)output.data + out_off * (int64_t)elem;
-        if (!has_taps) {
-            std::vector<int64_t> ext, st;
-            for (int h = 0; h < dims; h++) {
-                ext.push_back(out_dims[h].extent);
-                st.push_back(out_dims[h].stride);
+        halide_buffer_t in_buf{}, w_buf{}, out_buf{};
+        make_buffers(in_buf, w_buf, out_buf, packed.data.data(), out_data);
+        const int rc = p.kernel->as<detail::GroupConvKernelFn>()(strides[0], strides[1], strides[2], dilations[0],
+                                                                 dilations[1], dilations[2], &in_buf, &w_buf, &out_buf);
+        if (rc != 0) fail_kernel(p.kernel, rc);
+    } else {
+        // Iterate over every combination of per-axis phases (odometer over spatial axes).
+        std::vector<size_t> ph(rank, 0);
+        for (;;) {
+            int64_t out_off = 0, w_off = 0;
+            int32_t steps[3] = {1, 1, 1};
+            bool has_taps = true;
+            // Every output q of the phase reads input q + in_offset - j*in_step for j < T: when
+            // all of those lie in [0, X) the interior kernel (no boundary tests) serves the phase.
+            bool interior = true;
+            for (int i = 0; i < rank; i++) {
+                const AxisPhase &a = p.phases[i][ph[i]];
+                const int h = rank - 1 - i;
+                const int64_t ys = out_nc[2 + i], ks = packed.k[i];
+                out_off += a.out_first * ys;
+                w_off += a.tap_first * ks;
+                set_dim(out_dims[dd(h)], 0, a.out_count, p.info.strides[i] * ys);
+                set_dim(w_dims[fd(h)], 0, a.tap_count, a.tap_step * ks);
+                // The input's origin moves so that output q reads input q + in_offset at tap 0.
+                set_dim(in_dims[dd(h)], -a.in_offset, geo.in_spatial[i], in_nc[2 + i]);
+                steps[h] = (int32_t)a.in_step;
+                has_taps = has_taps && a.tap_count > 0;
+                interior = interior && a.in_offset - (a.tap_count - 1) * a.in_step >= 0 &&
+                           a.out_count - 1 + a.in_offset < geo.in_spatial[i];
             }
-            zero_fill(out_base, elem, ext, st);
-        } else {
-            halide_buffer_t in_buf{}, w_buf{}, out_buf{};
-            in_buf.host = (uint8_t *)in_data;
-            in_buf.type = halide_type(p.dtype);
-            in_buf.dimensions = dims;
-            in_buf.dim = in_dims;
-            w_buf.host = packed.data() + w_off * (int64_t)elem;
-            w_buf.type = in_buf.type;
-            w_buf.dimensions = dims;
-            w_buf.dim = w_dims;
-            out_buf.host = out_base;
-            out_buf.type = in_buf.type;
-            out_buf.dimensions = dims;
-            out_buf.dim = out_dims;
-            const int rc = kernel->fn(steps[0], steps[1], steps[2], &in_buf, &w_buf, &out_buf);
-            if (rc != 0) {
-                std::string msg = detail::take_halide_error();
-                throw Error(ErrorKind::Kernel, std::string("kernel ") + kernel->name + " failed (Halide error " +
-                                                   std::to_string(rc) + ")" + (msg.empty() ? "" : ": " + msg));
+            const detail::KernelEntry *kernel = interior ? p.interior_kernel : p.kernel;
+            uint8_t *out_base = out_data + out_off * (int64_t)elem;
+            if (!has_taps) {
+                std::vector<int64_t> ext, st;
+                for (int h = 0; h < dims; h++) {
+                    ext.push_back(out_dims[h].extent);
+                    st.push_back(out_dims[h].stride);
+                }
+                zero_fill(out_base, elem, ext, st);
+            } else {
+                halide_buffer_t in_buf{}, w_buf{}, out_buf{};
+                make_buffers(in_buf, w_buf, out_buf, packed.data.data() + w_off * (int64_t)elem, out_base);
+                const int rc = kernel->as<detail::PhaseKernelFn>()(steps[0], steps[1], steps[2], &in_buf, &w_buf,
+                                                                   &out_buf);
+                if (rc != 0) fail_kernel(kernel, rc);
             }
+            int i = rank - 1;
+            for (; i >= 0; i--) {
+                if (++ph[i] < p.phases[i].size()) break;
+                ph[i] = 0;
+            }
+            if (i < 0) break;
         }
-        int i = rank - 1;
-        for (; i >= 0; i--) {
-            if (++ph[i] < p.phases[i].size()) break;
-            ph[i] = 0;
-        }
-        if (i < 0) break;
+    }
+    if (!dense_output.empty()) {
+        copy_strided(dense_output.data(), out_st, (uint8_t *)output.data, caller_out_st, p.info.output_shape, elem);
     }
 }
 

@@ -12,7 +12,7 @@
 // Parallelism: rows of the outermost spatial axis (1D: channel tiles x groups x batch).
 #pragma once
 
-#include "../phase_conv_algorithm.h"
+#include "../conv_stages.h"
 #include "schedule_params.h"
 
 namespace deconv {
@@ -25,8 +25,10 @@ inline ScheduleParams cpu_defaults(const Halide::Target &t, ScheduleParams p) {
     return p;
 }
 
-inline void schedule_cpu(PhaseConv &p, Halide::OutputImageParam out_param, const Halide::Target &target,
-                         const Halide::Type &acc_t, ScheduleParams sp) {
+// `variants`: conditions under which the whole branch list is worth specialising again (e.g. unit
+// stride, so that position vectors are dense loads), best first; the general list follows.
+inline void schedule_cpu(ConvStages &p, Halide::OutputImageParam out_param, const Halide::Target &target,
+                         const Halide::Type &acc_t, ScheduleParams sp, const std::vector<Halide::Expr> &variants = {}) {
     using namespace Halide;
     sp = cpu_defaults(target, sp);
     const int rank = (int)p.q.size();
@@ -67,7 +69,7 @@ inline void schedule_cpu(PhaseConv &p, Halide::OutputImageParam out_param, const
         int q_tile, co_tile;
         int vec;  // vector width
     };
-    std::vector<Branch> branches = {
+    std::vector<Branch> base = {
         // full register tile
         {channels >= sp.co_tile && width >= qt, qt, sp.co_tile, lanes},
         // rows of one to two vectors
@@ -77,11 +79,19 @@ inline void schedule_cpu(PhaseConv &p, Halide::OutputImageParam out_param, const
         // Rows narrower than a native vector (e.g. 4x4 phases of an 8x8 output): 4-lane vectors.
         // (Vectorizing channels instead would need the accumulator stored channel-major, and a
         // Func has one storage order for all its specializations: a later, separate Func.)
-        branches.push_back({channels >= sp.co_tile && width >= 4, 4, sp.co_tile, 4});
+        base.push_back({channels >= sp.co_tile && width >= 4, 4, sp.co_tile, 4});
     }
     // Few channels (depthwise, RGB outputs): positions only.
-    branches.push_back({width >= qt, qt, 1, lanes});
-    branches.push_back({width >= lanes, lanes, 1, lanes});
+    base.push_back({width >= qt, qt, 1, lanes});
+    base.push_back({width >= lanes, lanes, 1, lanes});
+    std::vector<Branch> branches;
+    for (const Halide::Expr &v : variants) {
+        for (Branch b : base) {
+            b.cond = v && b.cond;
+            branches.push_back(b);
+        }
+    }
+    branches.insert(branches.end(), base.begin(), base.end());
 
     for (const Branch &b : branches) {
         Stage s = p.out.specialize(b.cond);

@@ -1,0 +1,62 @@
+// What every convolution algorithm of this project hands to its schedules: the Vars and RDom of
+// the loop nest, and the three Funcs (the bounded input, the accumulator and the stored result).
+// Both the backprop phase convolution (phase_conv_algorithm.h) and the forward convolution
+// (group_conv_algorithm.h) produce this, so the CPU schedules serve both.
+//
+// Logical axis order, innermost first (Halide's order):
+//   input  [x_0 .. x_{D-1}, ci, g, n]   (x_0 is the innermost spatial axis: X_D of the spec)
+//   filter [k_0 .. k_{D-1}, co, ci, g]
+//   output [q_0 .. q_{D-1}, co, g, n]
+// The buffers' memory order depends on the data layout (data_layout.h); the Funcs below keep the
+// logical argument order except `acc` and `out`, whose arguments are in storage order.
+#pragma once
+
+#include "Halide.h"
+
+#include <vector>
+
+namespace deconv {
+namespace gen {
+
+enum class Layout {
+    NCX,  // channels first: [x.., c, g, n] innermost first
+    NXC,  // channels last:  [c, g, x.., n] innermost first
+};
+
+struct ConvStages {
+    Layout layout = Layout::NCX;
+    std::vector<Halide::Var> q;  // output spatial axes, innermost first
+    Halide::Var co{"co"}, g{"g"}, n{"n"};
+    Halide::RDom r;              // taps r[0..D-1] (innermost first), then ci as r[D]
+    Halide::Func acc{"acc"};     // accumulator, in the accumulation type
+    Halide::Func out{"out"};     // rounded / saturated to the storage type
+
+    // The pure arguments of acc and out in storage order (innermost first).
+    std::vector<Halide::Var> storage_args() const {
+        std::vector<Halide::Var> a;
+        if (layout == Layout::NXC) {
+            a = {co, g};
+            a.insert(a.end(), q.begin(), q.end());
+        } else {
+            a.assign(q.begin(), q.end());
+            a.push_back(co);
+            a.push_back(g);
+        }
+        a.push_back(n);
+        return a;
+    }
+};
+
+// Accumulation type per storage type (documented in include/deconv/deconv.h).
+inline Halide::Type accumulator_type(const Halide::Type &t) {
+    if (t.is_float()) return t.bits() == 64 ? Halide::Float(64) : Halide::Float(32);
+    if (t.bits() == 32) return Halide::Int(64);
+    return Halide::Int(32);
+}
+
+inline Halide::Expr store_cast(const Halide::Type &t, const Halide::Expr &e) {
+    return t.is_float() ? Halide::cast(t, e) : Halide::saturating_cast(t, e);
+}
+
+}  // namespace gen
+}  // namespace deconv

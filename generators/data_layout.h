@@ -1,0 +1,117 @@
+// Buffers in either data layout, seen through Funcs with the logical argument order of
+// conv_stages.h. The algorithms are written once against the logical order; only the buffers'
+// dimension order (and so what is contiguous, which the schedules exploit) differs.
+#pragma once
+
+#include "conv_stages.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace deconv {
+namespace gen {
+
+// Buffer dimension (innermost first) of logical data axis `logical` (0..D-1: spatial, D:
+// channel, D+1: group, D+2: batch). NXC: [c, g, x.., n].
+inline int data_buffer_dim(Layout layout, int rank, int logical) {
+    if (layout == Layout::NCX) return logical;
+    if (logical < rank) return 2 + logical;  // spatial after the two channel axes
+    if (logical == rank) return 0;            // channel
+    if (logical == rank + 1) return 1;        // group
+    return rank + 2;                          // batch
+}
+
+// Buffer dimension of logical filter axis `logical` (0..D-1: taps, D: co, D+1: ci, D+2: g).
+// NXC kernels read the filter channel-last too, [co, ci, g, k..]: output channels are contiguous
+// (vector loads of weights), and so are the groups of a depthwise filter.
+inline int filter_buffer_dim(Layout layout, int rank, int logical) {
+    if (layout == Layout::NCX) return logical;
+    if (logical < rank) return 3 + logical;
+    return logical - rank;  // co, ci, g
+}
+
+// Arguments of a buffer access in buffer order, given the logical ones.
+inline std::vector<Halide::Expr> to_buffer_order(Layout layout, int rank, const std::vector<Halide::Expr> &logical,
+                                                 int (*dim_of)(Layout, int, int)) {
+    std::vector<Halide::Expr> b(logical.size());
+    for (int i = 0; i < (int)logical.size(); i++) b[dim_of(layout, rank, i)] = logical[i];
+    return b;
+}
+
+// The input in logical order. `bounded`: positions outside the buffer's spatial bounds read as
+// zero (channel, group and batch are always in range).
+inline Halide::Func logical_input(const Halide::Func &buffer, const Halide::OutputImageParam &param, Layout layout,
+                                  int rank, const Halide::Type &storage, bool bounded) {
+    using namespace Halide;
+    Func src = buffer;
+    if (bounded) {
+        Region in_bounds(param.dimensions());
+        for (int i = 0; i < rank; i++) {
+            const int b = data_buffer_dim(layout, rank, i);
+            in_bounds[b] = {param.dim(b).min(), param.dim(b).extent()};
+        }
+        src = BoundaryConditions::constant_exterior(buffer, Internal::make_zero(storage), in_bounds);
+    }
+    std::vector<Var> args;
+    std::vector<Expr> logical;
+    for (int i = 0; i < rank + 3; i++) {
+        args.emplace_back("i" + std::to_string(i));
+        logical.push_back(args.back());
+    }
+    Func f("input_logical");
+    f(args) = src(to_buffer_order(layout, rank, logical, data_buffer_dim));
+    return f;
+}
+
+// The filter in logical order.
+inline Halide::Func logical_filter(const Halide::Func &buffer, Layout layout, int rank) {
+    using namespace Halide;
+    std::vector<Var> args;
+    std::vector<Expr> logical;
+    for (int i = 0; i < rank + 3; i++) {
+        args.emplace_back("k" + std::to_string(i));
+        logical.push_back(args.back());
+    }
+    Func f("filter_logical");
+    f(args) = buffer(to_buffer_order(layout, rank, logical, filter_buffer_dim));
+    return f;
+}
+
+// The sum both ops reduce to on their views: for every output position q (per spatial axis),
+//     out[q, co, g, n] = sum_{ci, j} input[index(axis, q, j), ci, g, n] * w[j, co, ci, g]
+// `input` and `filter` in logical order (data_layout.h); `filter_param` gives the tap and
+// channel extents. Each op's header supplies its own `index`.
+inline ConvStages define_correlation(const Halide::Func &input, const Halide::Func &filter,
+                                     const Halide::OutputImageParam &filter_param, Layout layout, int rank,
+                                     const Halide::Type &storage,
+                                     const std::function<Halide::Expr(int, Halide::Expr, Halide::Expr)> &index) {
+    using namespace Halide;
+    ConvStages p;
+    p.layout = layout;
+    for (int i = 0; i < rank; i++) p.q.emplace_back("q" + std::to_string(i));
+
+    Region taps;
+    for (int i = 0; i < rank; i++) taps.push_back({0, filter_param.dim(filter_buffer_dim(layout, rank, i)).extent()});
+    taps.push_back({0, filter_param.dim(filter_buffer_dim(layout, rank, rank + 1)).extent()});  // ci
+    p.r = RDom(taps, "r");
+
+    const Type acc_t = accumulator_type(storage);
+    std::vector<Expr> in_idx, w_idx;
+    for (int i = 0; i < rank; i++) {
+        in_idx.push_back(index(i, p.q[i], p.r[i]));
+        w_idx.push_back(p.r[i]);
+    }
+    Expr ci = p.r[rank];
+    in_idx.insert(in_idx.end(), {ci, p.g, p.n});
+    w_idx.insert(w_idx.end(), {p.co, ci, p.g});
+
+    const std::vector<Var> args = p.storage_args();
+    p.acc(args) = Internal::make_zero(acc_t);
+    p.acc(args) += cast(acc_t, input(in_idx)) * cast(acc_t, filter(w_idx));
+    p.out(args) = store_cast(storage, p.acc(args));
+    return p;
+}
+
+}  // namespace gen
+}  // namespace deconv

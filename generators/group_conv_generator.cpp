@@ -1,0 +1,39 @@
+// Generator registration of the forward kernels (GroupConvolution-1), specialised per rank,
+// dtype and data layout by generator parameters, scheduled per target class like the backprop
+// kernels. The algorithm is in group_conv_algorithm.h.
+#include "group_conv_algorithm.h"
+#include "kernel_generator.h"
+
+namespace deconv {
+namespace gen {
+
+class GroupConvGenerator : public ConvKernelGenerator<GroupConvGenerator> {
+public:
+    // Stride and dilation of each axis, innermost first; always three of each.
+    Input<int32_t> stride_0{"stride_0", 1, 1, 1 << 20};
+    Input<int32_t> stride_1{"stride_1", 1, 1, 1 << 20};
+    Input<int32_t> stride_2{"stride_2", 1, 1, 1 << 20};
+    Input<int32_t> dilation_0{"dilation_0", 1, 1, 1 << 20};
+    Input<int32_t> dilation_1{"dilation_1", 1, 1, 1 << 20};
+    Input<int32_t> dilation_2{"dilation_2", 1, 1, 1 << 20};
+
+    void configure() { add_buffers(); }
+
+    void generate() {
+        std::vector<Expr> s = {stride_0, stride_1, stride_2}, d = {dilation_0, dilation_1, dilation_2};
+        s.resize(rank);
+        d.resize(rank);
+        ConvStages p = define_group_conv(logical_input_of(true), logical_filter_of(), *filter, data_layout(), rank,
+                                         s, d, storage());
+        // Channels first vectorizes output positions: unit and stride-2 rows load the input as
+        // dense or two-way interleaved vectors instead of gathers.
+        std::vector<Expr> variants;
+        if (data_layout() == Layout::NCX) variants = {stride_0 == 1};
+        finish(p, variants);
+    }
+};
+
+}  // namespace gen
+}  // namespace deconv
+
+HALIDE_REGISTER_GENERATOR(deconv::gen::GroupConvGenerator, deconv_group_conv)

@@ -1,0 +1,118 @@
+// What the kernel generators share: the dtype and layout parameters, the buffer inputs and
+// output in the layout's dimension order, and handing the algorithm to the schedule of the
+// target class. Each generator (phase_conv_generator.cpp, group_conv_generator.cpp) adds its own
+// scalar inputs and algorithm.
+#pragma once
+
+#include "Halide.h"
+#include "conv_stages.h"
+#include "data_layout.h"
+#include "schedules/cpu_channels_last_schedule.h"
+#include "schedules/cpu_schedule.h"
+#include "schedules/schedule_params.h"
+
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <string>
+
+namespace deconv {
+namespace gen {
+
+// Halide 14 has no bfloat16 GeneratorParam<Type>: the dtype travels as a string.
+inline Halide::Type storage_type(const std::string &name) {
+    using namespace Halide;
+    static const std::map<std::string, Type> types = {
+        {"f32", Float(32)}, {"f16", Float(16)}, {"bf16", BFloat(16)}, {"f64", Float(64)},
+        {"i8", Int(8)},     {"u8", UInt(8)},    {"i32", Int(32)},
+    };
+    auto it = types.find(name);
+    if (it == types.end()) {
+        std::cerr << "deconv generator: unknown dtype '" << name << "'\n";
+        std::exit(1);
+    }
+    return it->second;
+}
+
+inline Layout parse_layout(const std::string &name) {
+    if (name == "ncx") return Layout::NCX;
+    if (name == "nxc") return Layout::NXC;
+    std::cerr << "deconv generator: unknown layout '" << name << "' (ncx or nxc)\n";
+    std::exit(1);
+}
+
+// The parameters and buffers every kernel has. Derived generators call add_buffers() from
+// configure() and finish() at the end of generate().
+template <typename T>
+class ConvKernelGenerator : public Halide::Generator<T> {
+public:
+    Halide::GeneratorParam<int> rank{"rank", 2, 1, 3};
+    Halide::GeneratorParam<std::string> dtype{"dtype", "f32"};
+    // Memory order of data and output: "ncx" (channels first) or "nxc" (channels last).
+    Halide::GeneratorParam<std::string> layout{"layout", "ncx"};
+    // Schedule knobs (ScheduleParams); 0 = target default.
+    Halide::GeneratorParam<int> vectors{"vectors", 0, 0, 8};
+    Halide::GeneratorParam<int> co_tile{"co_tile", 0, 0, 32};
+    Halide::GeneratorParam<int> q_tile{"q_tile", 0, 0, 32};
+    Halide::GeneratorParam<bool> unroll_taps{"unroll_taps", false};
+
+protected:
+    // data [x.., ci, g, n] / filter [k.., co, ci, g] / output [q.., co, g, n] in logical order;
+    // the buffers' dimension order follows the layout (data_layout.h).
+    Halide::GeneratorInput<Halide::Buffer<>> *input = nullptr;
+    Halide::GeneratorInput<Halide::Buffer<>> *filter = nullptr;
+    Halide::GeneratorOutput<Halide::Buffer<>> *output = nullptr;
+
+    Halide::Type storage() const { return storage_type(dtype); }
+    Layout data_layout() const { return parse_layout(layout); }
+
+    void add_buffers() {
+        const int d = rank;
+        input = this->template add_input<Halide::Buffer<>>("input", storage(), d + 3);
+        filter = this->template add_input<Halide::Buffer<>>("filter", storage(), d + 3);
+        output = this->template add_output<Halide::Buffer<>>("output", storage(), d + 3);
+    }
+
+    Halide::Func logical_input_of(bool bounded) {
+        return logical_input(*input, *input, data_layout(), rank, storage(), bounded);
+    }
+    Halide::Func logical_filter_of() { return logical_filter(*filter, data_layout(), rank); }
+
+    // Defines the output from the algorithm and schedules it. `variants`: conditions under which
+    // the schedule is worth specialising as a whole (e.g. unit stride), best first.
+    void finish(ConvStages &p, const std::vector<Halide::Expr> &variants) {
+        using namespace Halide;
+        const std::vector<Var> args = p.storage_args();
+        // The Func of an Output<Buffer<>> added with add_output cannot be assigned a whole
+        // definition from another Func directly: define it element-wise.
+        (*output)(args) = p.out(args);
+        p.out.compute_inline();
+        ConvStages s = p;
+        s.out = (*output);
+        if (data_layout() == Layout::NCX) {
+            // The dispatcher hands strided views: the filter's taps and the output's positions
+            // of one phase are strided; only the data's innermost axis must be dense.
+            filter->dim(0).set_stride(Expr());
+            output->dim(0).set_stride(Expr());
+        }
+        // (NXC: channels are innermost and dense in all three buffers.)
+
+        ScheduleParams sp;
+        sp.vectors = vectors;
+        sp.co_tile = co_tile;
+        sp.q_tile = q_tile;
+        sp.unroll_taps = unroll_taps;
+        const Target t = this->get_target();
+        if (t.has_gpu_feature()) {
+            std::cerr << "deconv generator: GPU schedules are not built yet\n";
+            std::exit(1);
+        } else if (data_layout() == Layout::NXC) {
+            schedule_cpu_channels_last(s, *output, t, accumulator_type(storage()), sp, variants);
+        } else {
+            schedule_cpu(s, *output, t, accumulator_type(storage()), sp, variants);
+        }
+    }
+};
+
+}  // namespace gen
+}  // namespace deconv

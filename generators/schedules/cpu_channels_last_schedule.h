@@ -1,0 +1,119 @@
+// CPU schedule (x86-64 and ARM64) of the convolutions on channels-last (NXC) data.
+//
+// Output channels are contiguous in the data, the output and the repacked filter
+// ([co, ci, g, k..]), so the register tile vectorizes output channels: `vectors` native vectors
+// of channels times `q_tile` output positions along the innermost spatial axis. Per step of the
+// reduction over (ci, taps) the tile loads `vectors` weight vectors and broadcasts `q_tile`
+// input values, the classic direct-convolution micro-kernel. Sizes follow the register count:
+// 4x6 = 24 accumulators of 32 vector registers on AVX-512 and ARM64, 2x5 of 16 on AVX2/SSE.
+//
+// Branches (specializations of the same algorithm), tried in order:
+//   full tile; one channel vector x q_tile; one channel vector per position (short rows);
+//   4-lane channel vectors; scalar (fewer than four channels per group: depthwise layers run
+//   here; vectorizing groups needs their stride known at compile time, left for later).
+// Loops, outermost first: batch, groups, channel tiles, rows, position tiles. Channel tiles sit
+// outside the rows so one tile's weights stay in cache while every row streams past them.
+#pragma once
+
+#include "../conv_stages.h"
+#include "schedule_params.h"
+
+namespace deconv {
+namespace gen {
+
+inline ScheduleParams cpu_channels_last_defaults(const Halide::Target &t, ScheduleParams p) {
+    const bool many_regs = t.has_feature(Halide::Target::AVX512) || t.arch == Halide::Target::ARM;
+    if (p.vectors <= 0) p.vectors = many_regs ? 4 : 2;
+    if (p.q_tile <= 0) p.q_tile = many_regs ? 6 : 5;
+    return p;
+}
+
+// `out_param`: the output buffer ([c, g, x.., n] innermost first).
+inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam out_param, const Halide::Target &target,
+                                       const Halide::Type &acc_t, ScheduleParams sp,
+                                       const std::vector<Halide::Expr> &variants = {}) {
+    using namespace Halide;
+    sp = cpu_channels_last_defaults(target, sp);
+    const int rank = (int)p.q.size();
+    const int lanes = target.natural_vector_size(acc_t);
+
+    Expr channels = out_param.dim(0).extent();
+    Expr width = out_param.dim(2).extent();
+
+    struct Branch {
+        Expr cond;
+        int c_tile;      // channels per tile
+        int vec;         // vector width
+        int q_tile;      // positions per tile
+    };
+    std::vector<Branch> base = {
+        {channels >= sp.vectors * lanes && width >= sp.q_tile, sp.vectors * lanes, lanes, sp.q_tile},
+        {channels >= lanes && width >= sp.q_tile, lanes, lanes, sp.q_tile},
+        {channels >= lanes, lanes, lanes, 1},
+    };
+    if (lanes > 4) base.push_back({channels >= 4, 4, 4, 1});
+    std::vector<Branch> branches;
+    for (const Expr &v : variants) {
+        for (Branch b : base) {
+            b.cond = v && b.cond;
+            branches.push_back(b);
+        }
+    }
+    branches.insert(branches.end(), base.begin(), base.end());
+
+    Var qo("qo"), qi("qi"), co_o("co_o"), co_i("co_i");
+    // Outer loops shared by every branch, innermost first after the tile: rows, channel tiles,
+    // groups, batch; all but the position tiles in parallel (nested loops rather than one fused
+    // loop, which would hide the tile's constant bounds from bounds inference).
+    auto outer = [&](Stage s, VarOrRVar c_outer, VarOrRVar g_var, std::vector<VarOrRVar> inner) {
+        std::vector<VarOrRVar> order = inner;
+        order.push_back(qo);
+        for (int i = 1; i < rank; i++) order.push_back(p.q[i]);
+        order.push_back(c_outer);
+        order.push_back(g_var);
+        order.push_back(p.n);
+        s.reorder(order);
+        if (rank >= 2) s.parallel(p.q[rank - 1]);
+        s.parallel(c_outer).parallel(g_var).parallel(p.n);
+    };
+
+    for (const Branch &b : branches) {
+        Stage s = p.out.specialize(b.cond);
+        s.split(p.q[0], qo, qi, b.q_tile, TailStrategy::ShiftInwards);
+        s.split(p.co, co_o, co_i, b.c_tile, TailStrategy::ShiftInwards);
+        outer(s, co_o, p.g, {co_i, qi});
+        s.vectorize(co_i, b.vec);
+        if (b.c_tile > b.vec) s.unroll(co_i);
+        if (b.q_tile > 1) s.unroll(qi);
+    }
+    // Fewer than four channels per group: scalar.
+    p.out.split(p.q[0], qo, qi, 1);
+    outer(p.out, p.co, p.g, {qi});
+
+    // The accumulator lives in registers at the position tile of whichever branch runs.
+    p.acc.compute_at(p.out, qo).store_in(MemoryType::Register);
+    // Reduction: input channels innermost (contiguous input, weights one row apart), then taps.
+    auto acc_order = [&]() {
+        std::vector<VarOrRVar> order = {p.co, p.q[0], p.g};
+        order.push_back(p.r[rank]);
+        for (int i = 0; i < rank; i++) order.push_back(p.r[i]);
+        for (int i = 1; i < rank; i++) order.push_back(p.q[i]);
+        order.push_back(p.n);
+        return order;
+    };
+    Stage u = p.acc.update();
+    u.reorder(acc_order());
+    for (const Branch &b : branches) {
+        Stage a = p.acc.specialize(b.cond);
+        Stage au = u.specialize(b.cond);
+        for (Stage st : {a, au}) {
+            st.vectorize(p.co, b.vec);
+            if (b.c_tile > b.vec) st.unroll(p.co);
+            if (b.q_tile > 1) st.unroll(p.q[0]);
+        }
+        if (sp.unroll_taps) au.unroll(p.r[0]);
+    }
+}
+
+}  // namespace gen
+}  // namespace deconv
