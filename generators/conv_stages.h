@@ -8,7 +8,8 @@
 //   filter [k_0 .. k_{D-1}, co, ci, g]
 //   output [q_0 .. q_{D-1}, co, g, n]
 // The buffers' memory order depends on the data layout (data_layout.h); the Funcs below keep the
-// logical argument order except `acc` and `out`, whose arguments are in storage order.
+// logical argument order except `acc` and `out`, whose arguments are in storage order
+// (out_args(), acc_args()).
 #pragma once
 
 #include "Halide.h"
@@ -25,16 +26,24 @@ enum class Layout {
 
 struct ConvStages {
     Layout layout = Layout::NCX;
+    // The accumulator keeps output channels innermost (the channels-last schedule vectorizes
+    // them), whatever the buffers' layout: always under NXC, by choice under NCX.
+    bool channel_major = false;
     std::vector<Halide::Var> q;  // output spatial axes, innermost first
     Halide::Var co{"co"}, g{"g"}, n{"n"};
     Halide::RDom r;              // taps r[0..D-1] (innermost first), then ci as r[D]
     Halide::Func acc{"acc"};     // accumulator, in the accumulation type
     Halide::Func out{"out"};     // rounded / saturated to the storage type
 
-    // The pure arguments of acc and out in storage order (innermost first).
-    std::vector<Halide::Var> storage_args() const {
+    // The pure arguments of the output in its buffer's order (innermost first).
+    std::vector<Halide::Var> out_args() const { return args(layout == Layout::NXC); }
+    // The pure arguments of the accumulator in storage order.
+    std::vector<Halide::Var> acc_args() const { return args(channel_major); }
+
+private:
+    std::vector<Halide::Var> args(bool channels_first) const {
         std::vector<Halide::Var> a;
-        if (layout == Layout::NXC) {
+        if (channels_first) {
             a = {co, g};
             a.insert(a.end(), q.begin(), q.end());
         } else {

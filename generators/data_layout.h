@@ -23,19 +23,20 @@ inline int data_buffer_dim(Layout layout, int rank, int logical) {
 }
 
 // Buffer dimension of logical filter axis `logical` (0..D-1: taps, D: co, D+1: ci, D+2: g).
-// NXC kernels read the filter channel-last too, [co, ci, g, k..]: output channels are contiguous
-// (vector loads of weights), and so are the groups of a depthwise filter.
-inline int filter_buffer_dim(Layout layout, int rank, int logical) {
-    if (layout == Layout::NCX) return logical;
+// Kernels that vectorize output channels (ConvStages::channel_major) read the filter as
+// [co, ci, g, k..]: output channels contiguous, for vector loads of weights; the others as
+// [k.., co, ci, g].
+inline int filter_buffer_dim(bool channel_major, int rank, int logical) {
+    if (!channel_major) return logical;
     if (logical < rank) return 3 + logical;
     return logical - rank;  // co, ci, g
 }
 
 // Arguments of a buffer access in buffer order, given the logical ones.
-inline std::vector<Halide::Expr> to_buffer_order(Layout layout, int rank, const std::vector<Halide::Expr> &logical,
-                                                 int (*dim_of)(Layout, int, int)) {
+template <typename DimOf>
+std::vector<Halide::Expr> to_buffer_order(const std::vector<Halide::Expr> &logical, DimOf dim_of) {
     std::vector<Halide::Expr> b(logical.size());
-    for (int i = 0; i < (int)logical.size(); i++) b[dim_of(layout, rank, i)] = logical[i];
+    for (int i = 0; i < (int)logical.size(); i++) b[dim_of(i)] = logical[i];
     return b;
 }
 
@@ -60,12 +61,12 @@ inline Halide::Func logical_input(const Halide::Func &buffer, const Halide::Outp
         logical.push_back(args.back());
     }
     Func f("input_logical");
-    f(args) = src(to_buffer_order(layout, rank, logical, data_buffer_dim));
+    f(args) = src(to_buffer_order(logical, [&](int i) { return data_buffer_dim(layout, rank, i); }));
     return f;
 }
 
 // The filter in logical order.
-inline Halide::Func logical_filter(const Halide::Func &buffer, Layout layout, int rank) {
+inline Halide::Func logical_filter(const Halide::Func &buffer, bool channel_major, int rank) {
     using namespace Halide;
     std::vector<Var> args;
     std::vector<Expr> logical;
@@ -74,7 +75,7 @@ inline Halide::Func logical_filter(const Halide::Func &buffer, Layout layout, in
         logical.push_back(args.back());
     }
     Func f("filter_logical");
-    f(args) = buffer(to_buffer_order(layout, rank, logical, filter_buffer_dim));
+    f(args) = buffer(to_buffer_order(logical, [&](int i) { return filter_buffer_dim(channel_major, rank, i); }));
     return f;
 }
 
@@ -83,17 +84,18 @@ inline Halide::Func logical_filter(const Halide::Func &buffer, Layout layout, in
 // `input` and `filter` in logical order (data_layout.h); `filter_param` gives the tap and
 // channel extents. Each op's header supplies its own `index`.
 inline ConvStages define_correlation(const Halide::Func &input, const Halide::Func &filter,
-                                     const Halide::OutputImageParam &filter_param, Layout layout, int rank,
-                                     const Halide::Type &storage,
+                                     const Halide::OutputImageParam &filter_param, Layout layout,
+                                     bool channel_major, int rank, const Halide::Type &storage,
                                      const std::function<Halide::Expr(int, Halide::Expr, Halide::Expr)> &index) {
     using namespace Halide;
     ConvStages p;
     p.layout = layout;
+    p.channel_major = channel_major || layout == Layout::NXC;
     for (int i = 0; i < rank; i++) p.q.emplace_back("q" + std::to_string(i));
 
     Region taps;
-    for (int i = 0; i < rank; i++) taps.push_back({0, filter_param.dim(filter_buffer_dim(layout, rank, i)).extent()});
-    taps.push_back({0, filter_param.dim(filter_buffer_dim(layout, rank, rank + 1)).extent()});  // ci
+    for (int i = 0; i < rank; i++) taps.push_back({0, filter_param.dim(filter_buffer_dim(p.channel_major, rank, i)).extent()});
+    taps.push_back({0, filter_param.dim(filter_buffer_dim(p.channel_major, rank, rank + 1)).extent()});  // ci
     p.r = RDom(taps, "r");
 
     const Type acc_t = accumulator_type(storage);
@@ -106,10 +108,10 @@ inline ConvStages define_correlation(const Halide::Func &input, const Halide::Fu
     in_idx.insert(in_idx.end(), {ci, p.g, p.n});
     w_idx.insert(w_idx.end(), {p.co, ci, p.g});
 
-    const std::vector<Var> args = p.storage_args();
-    p.acc(args) = Internal::make_zero(acc_t);
-    p.acc(args) += cast(acc_t, input(in_idx)) * cast(acc_t, filter(w_idx));
-    p.out(args) = store_cast(storage, p.acc(args));
+    const std::vector<Var> acc = p.acc_args(), out = p.out_args();
+    p.acc(acc) = Internal::make_zero(acc_t);
+    p.acc(acc) += cast(acc_t, input(in_idx)) * cast(acc_t, filter(w_idx));
+    p.out(out) = store_cast(storage, p.acc(std::vector<Expr>(acc.begin(), acc.end())));
     return p;
 }
 

@@ -12,12 +12,13 @@
 namespace deconv {
 namespace gen {
 
-// `input` and `filter` in logical order (data_layout.h); `stride`, `dilation` one Expr per spatial axis.
+// `input` and `filter` in logical order (data_layout.h); `channel_major`: see ConvStages; `stride`, `dilation` one Expr per spatial axis.
 inline ConvStages define_group_conv(const Halide::Func &input, const Halide::Func &filter,
-                                    const Halide::OutputImageParam &filter_param, Layout layout, int rank,
+                                    const Halide::OutputImageParam &filter_param, Layout layout,
+                                    bool channel_major, int rank,
                                     const std::vector<Halide::Expr> &stride,
                                     const std::vector<Halide::Expr> &dilation, const Halide::Type &storage) {
-    return define_correlation(input, filter, filter_param, layout, rank, storage,
+    return define_correlation(input, filter, filter_param, layout, channel_major, rank, storage,
                               [&](int axis, Halide::Expr q, Halide::Expr j) { return q * stride[axis] + j * dilation[axis]; });
 }
 

@@ -1,6 +1,7 @@
 // Generator registration of the forward kernels (GroupConvolution-1), specialised per rank,
 // dtype and data layout by generator parameters, scheduled per target class like the backprop
-// kernels. The algorithm is in group_conv_algorithm.h.
+// kernels. The algorithm is in group_conv_algorithm.h. The kernel matrix builds it with
+// vectorize=channels for both layouts (generators/CMakeLists.txt).
 #include "group_conv_algorithm.h"
 #include "kernel_generator.h"
 
@@ -23,12 +24,12 @@ public:
         std::vector<Expr> s = {stride_0, stride_1, stride_2}, d = {dilation_0, dilation_1, dilation_2};
         s.resize(rank);
         d.resize(rank);
-        ConvStages p = define_group_conv(logical_input_of(true), logical_filter_of(), *filter, data_layout(), rank,
+        ConvStages p = define_group_conv(logical_input_of(true), logical_filter_of(), *filter, data_layout(), channel_major(), rank,
                                          s, d, storage());
-        // Channels first vectorizes output positions: unit and stride-2 rows load the input as
-        // dense or two-way interleaved vectors instead of gathers.
+        // Vectorizing output positions needs unit stride for dense input loads: specialise it
+        // (other strides gather). Vectorizing channels reads the input by broadcasts, any stride.
         std::vector<Expr> variants;
-        if (data_layout() == Layout::NCX) variants = {stride_0 == 1};
+        if (!p.channel_major) variants = {stride_0 == 1};
         finish(p, variants);
     }
 };

@@ -50,6 +50,10 @@ public:
     Halide::GeneratorParam<std::string> dtype{"dtype", "f32"};
     // Memory order of data and output: "ncx" (channels first) or "nxc" (channels last).
     Halide::GeneratorParam<std::string> layout{"layout", "ncx"};
+    // What the register tile vectorizes: "positions" (channels-first data only) or "channels"
+    // (output channels; the channels-last schedule). "auto": channels under NXC, positions under
+    // NCX.
+    Halide::GeneratorParam<std::string> vectorize{"vectorize", "auto"};
     // Schedule knobs (ScheduleParams); 0 = target default.
     Halide::GeneratorParam<int> vectors{"vectors", 0, 0, 8};
     Halide::GeneratorParam<int> co_tile{"co_tile", 0, 0, 32};
@@ -65,6 +69,19 @@ protected:
 
     Halide::Type storage() const { return storage_type(dtype); }
     Layout data_layout() const { return parse_layout(layout); }
+    bool channel_major() const {
+        const std::string v = vectorize;
+        if (v == "auto") return data_layout() == Layout::NXC;
+        if (v != "channels" && v != "positions") {
+            std::cerr << "deconv generator: vectorize must be auto, positions or channels, not '" << v << "'\n";
+            std::exit(1);
+        }
+        if (v == "positions" && data_layout() == Layout::NXC) {
+            std::cerr << "deconv generator: channels-last data vectorizes channels (vectorize=positions given)\n";
+            std::exit(1);
+        }
+        return v == "channels";
+    }
 
     void add_buffers() {
         const int d = rank;
@@ -76,26 +93,24 @@ protected:
     Halide::Func logical_input_of(bool bounded) {
         return logical_input(*input, *input, data_layout(), rank, storage(), bounded);
     }
-    Halide::Func logical_filter_of() { return logical_filter(*filter, data_layout(), rank); }
+    Halide::Func logical_filter_of() { return logical_filter(*filter, channel_major(), rank); }
 
     // Defines the output from the algorithm and schedules it. `variants`: conditions under which
     // the schedule is worth specialising as a whole (e.g. unit stride), best first.
     void finish(ConvStages &p, const std::vector<Halide::Expr> &variants) {
         using namespace Halide;
-        const std::vector<Var> args = p.storage_args();
+        const std::vector<Var> args = p.out_args();
         // The Func of an Output<Buffer<>> added with add_output cannot be assigned a whole
         // definition from another Func directly: define it element-wise.
         (*output)(args) = p.out(args);
         p.out.compute_inline();
         ConvStages s = p;
         s.out = (*output);
-        if (data_layout() == Layout::NCX) {
-            // The dispatcher hands strided views: the filter's taps and the output's positions
-            // of one phase are strided; only the data's innermost axis must be dense.
-            filter->dim(0).set_stride(Expr());
-            output->dim(0).set_stride(Expr());
-        }
-        // (NXC: channels are innermost and dense in all three buffers.)
+        // The dispatcher hands strided views: the filter's taps and the output's positions of one
+        // phase are strided; only the data's innermost axis must be dense, and output channels
+        // where they are innermost (NXC), and the filter's when they are vectorized.
+        if (!p.channel_major) filter->dim(0).set_stride(Expr());
+        if (data_layout() == Layout::NCX) output->dim(0).set_stride(Expr());
 
         ScheduleParams sp;
         sp.vectors = vectors;
@@ -106,7 +121,7 @@ protected:
         if (t.has_gpu_feature()) {
             std::cerr << "deconv generator: GPU schedules are not built yet\n";
             std::exit(1);
-        } else if (data_layout() == Layout::NXC) {
+        } else if (p.channel_major) {
             schedule_cpu_channels_last(s, *output, t, accumulator_type(storage()), sp, variants);
         } else {
             schedule_cpu(s, *output, t, accumulator_type(storage()), sp, variants);

@@ -19,11 +19,12 @@
 namespace deconv {
 namespace gen {
 
-// `input` and `filter` in logical order (data_layout.h); `in_step` one Expr per spatial axis.
+// `input` and `filter` in logical order (data_layout.h); `channel_major`: see ConvStages; `in_step` one Expr per spatial axis.
 inline ConvStages define_phase_conv(const Halide::Func &input, const Halide::Func &filter,
-                                    const Halide::OutputImageParam &filter_param, Layout layout, int rank,
+                                    const Halide::OutputImageParam &filter_param, Layout layout,
+                                    bool channel_major, int rank,
                                     const std::vector<Halide::Expr> &in_step, const Halide::Type &storage) {
-    return define_correlation(input, filter, filter_param, layout, rank, storage,
+    return define_correlation(input, filter, filter_param, layout, channel_major, rank, storage,
                               [&](int axis, Halide::Expr q, Halide::Expr j) { return q - j * in_step[axis]; });
 }
 

@@ -12,6 +12,7 @@
 #include "HalideRuntime.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -30,6 +31,8 @@ struct Plan::Impl {
     std::vector<std::vector<AxisPhase>> phases;  // backprop: per spatial axis (spec order)
     const detail::KernelEntry *kernel = nullptr;           // backprop: bounded, any phase
     const detail::KernelEntry *interior_kernel = nullptr;  // phases whose taps all read inside the input
+    // The kernels vectorize output channels (and read the filter packed channel-major).
+    bool channel_major = false;
     int64_t macs = 0;
     // f16 layers on x86 with F16C: the f32 plan of the same layer (see f16_conversion.h).
     std::shared_ptr<const Impl> via_f32;
@@ -172,16 +175,16 @@ int data_dim(DataFormat f, int rank, int logical) {
 }
 
 // Halide dimension of a filter's logical axis (0..D-1: taps; D: co; D+1: ci; D+2: g).
-int filter_dim(DataFormat f, int rank, int logical) {
-    if (f == DataFormat::NCX) return logical;
+int filter_dim(bool channel_major, int rank, int logical) {
+    if (!channel_major) return logical;
     if (logical < rank) return 3 + logical;
     return logical - rank;
 }
 
-// The packed filter the kernels read: channels-first kernels [g, k.., ci, co], channels-last
-// kernels [k.., g, ci, co] (outermost first). Output channels are innermost in both: the
-// channels-first kernels broadcast co_tile consecutive weights per (ci, tap), which then share
-// a cache line; the channels-last kernels load them as vectors.
+// The packed filter the kernels read: position-vectorized kernels [g, k.., ci, co],
+// channel-vectorized kernels [k.., g, ci, co] (outermost first). Output channels are innermost
+// in both: the former broadcast co_tile consecutive weights per (ci, tap), which then share a
+// cache line; the latter load them as vectors.
 struct PackedFilter {
     std::vector<uint8_t> data;
     int64_t co = 1, ci = 0, g = 0;
@@ -197,7 +200,7 @@ PackedFilter pack_filter(const void *src, const std::vector<int64_t> &st, const 
     f.ci = geo.c_out;
     f.k.assign(rank, 0);
     int64_t inner = geo.c_in * geo.c_out;  // elements inside the innermost tap axis
-    if (geo.data_format == DataFormat::NXC) {
+    if (p.channel_major) {
         f.g = inner;
         inner *= geo.groups;
     }
@@ -205,7 +208,7 @@ PackedFilter pack_filter(const void *src, const std::vector<int64_t> &st, const 
         f.k[i] = inner;
         inner *= geo.kernel[i];
     }
-    if (geo.data_format == DataFormat::NCX) f.g = inner;
+    if (!p.channel_major) f.g = inner;
     f.data.resize((size_t)(geo.groups * taps * geo.c_in * geo.c_out) * elem);
 
     const detail::FilterAxes &fa = geo.filter;
@@ -250,10 +253,24 @@ int64_t forward_pairs(int64_t x, int64_t k, int64_t y, int64_t s, int64_t d, int
     return pairs;
 }
 
-const char *kernel_op(const detail::OpGeometry &g, bool interior) {
+// Channels-first backprop layers choose their schedule: vectorized output channels when a
+// group has at least a vector of them (16 f32 lanes on AVX-512) and enough input channels to
+// amortize each tile's scattered stores, else vectorized output positions. DECONV_NCX_SCHEDULE
+// = positions | channels overrides the choice (for measuring and tuning).
+bool choose_channel_major(const detail::OpGeometry &g) {
+    if (g.forward || g.data_format == DataFormat::NXC) return true;
+    if (const char *env = std::getenv("DECONV_NCX_SCHEDULE")) {
+        if (std::strcmp(env, "channels") == 0) return true;
+        if (std::strcmp(env, "positions") == 0) return false;
+    }
+    return g.c_out >= 16 && g.c_in >= 8;
+}
+
+const char *kernel_op(const detail::OpGeometry &g, bool channel_major, bool interior) {
     const bool nxc = g.data_format == DataFormat::NXC;
     if (g.forward) return nxc ? "group_conv_nxc" : "group_conv";
     if (nxc) return "phase_conv_nxc";
+    if (channel_major) return "phase_conv_channels";
     return interior ? "phase_conv_interior" : "phase_conv";
 }
 
@@ -295,8 +312,9 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
     const std::vector<int64_t> out_ncx = detail::to_ncx(impl->info.output_shape, geo.data_format);
     impl->out_spatial.assign(out_ncx.begin() + 2, out_ncx.end());
 
-    impl->kernel = detail::find_kernel(kernel_op(geo, false), rank, dtype);
-    impl->interior_kernel = detail::find_kernel(kernel_op(geo, true), rank, dtype);
+    impl->channel_major = choose_channel_major(geo);
+    impl->kernel = detail::find_kernel(kernel_op(geo, impl->channel_major, false), rank, dtype);
+    impl->interior_kernel = detail::find_kernel(kernel_op(geo, impl->channel_major, true), rank, dtype);
     if (!impl->kernel || !impl->interior_kernel) {
         throw Error(ErrorKind::Unsupported, std::string("no kernel for ") + op_name(op) + " " + std::to_string(rank) +
                                                 "D " + dtype_name(dtype) + " " + data_format_name(geo.data_format) +
@@ -328,7 +346,7 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
     impl->macs = macs;
     detail::install_halide_hooks();
     if (dtype == DType::f16 && detail::use_f16c_conversion() &&
-        detail::find_kernel(kernel_op(geo, false), rank, DType::f32)) {
+        detail::find_kernel(kernel_op(geo, impl->channel_major, false), rank, DType::f32)) {
         impl->via_f32 = create(op, DType::f32, input_shape, filter_shape, attrs, output_shape).impl_;
     }
     return Plan(std::move(impl));
@@ -398,7 +416,7 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
     const int dims = rank + 3;
     halide_dimension_t in_dims[6], w_dims[6], out_dims[6];
     auto dd = [&](int logical) { return data_dim(fmt, rank, logical); };
-    auto fd = [&](int logical) { return filter_dim(fmt, rank, logical); };
+    auto fd = [&](int logical) { return filter_dim(p.channel_major, rank, logical); };
     // Non-spatial axes (the same for every call).
     set_dim(in_dims[dd(rank)], 0, geo.c_in, in_nc[1]);
     set_dim(in_dims[dd(rank + 1)], 0, geo.groups, geo.c_in * in_nc[1]);

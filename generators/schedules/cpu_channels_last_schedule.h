@@ -1,14 +1,18 @@
-// CPU schedule (x86-64 and ARM64) of the convolutions on channels-last (NXC) data.
+// CPU schedule (x86-64 and ARM64) that vectorizes output channels: every kernel on channels-last
+// (NXC) data, and the channel-vectorized kernels on channels-first data.
 //
-// Output channels are contiguous in the data, the output and the repacked filter
-// ([co, ci, g, k..]), so the register tile vectorizes output channels: `vectors` native vectors
+// Output channels are contiguous in the repacked filter ([co, ci, g, k..]) and, under NXC, in
+// the output; the input is read by scalar broadcasts, so its layout does not matter. (Under NCX
+// the tile's stores scatter across channel planes: one store per accumulator after the whole
+// reduction.) The register tile: `vectors` native vectors
 // of channels times `q_tile` output positions along the innermost spatial axis. Per step of the
 // reduction over (ci, taps) the tile loads `vectors` weight vectors and broadcasts `q_tile`
 // input values, the classic direct-convolution micro-kernel. Sizes follow the register count:
 // 4x6 = 24 accumulators of 32 vector registers on AVX-512 and ARM64, 2x5 of 16 on AVX2/SSE.
 //
 // Branches (specializations of the same algorithm), tried in order:
-//   full tile; one channel vector x q_tile; one channel vector per position (short rows);
+//   full tile; full channel tile x 4 positions (narrow rows); one channel vector x q_tile;
+//   one channel vector per position (short rows);
 //   4-lane channel vectors; scalar (fewer than four channels per group: depthwise layers run
 //   here; vectorizing groups needs their stride known at compile time, left for later).
 // Loops, outermost first: batch, groups, channel tiles, rows, position tiles. Channel tiles sit
@@ -28,7 +32,7 @@ inline ScheduleParams cpu_channels_last_defaults(const Halide::Target &t, Schedu
     return p;
 }
 
-// `out_param`: the output buffer ([c, g, x.., n] innermost first).
+// `out_param`: the output buffer, in p.layout's order.
 inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam out_param, const Halide::Target &target,
                                        const Halide::Type &acc_t, ScheduleParams sp,
                                        const std::vector<Halide::Expr> &variants = {}) {
@@ -37,8 +41,9 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
     const int rank = (int)p.q.size();
     const int lanes = target.natural_vector_size(acc_t);
 
-    Expr channels = out_param.dim(0).extent();
-    Expr width = out_param.dim(2).extent();
+    const bool nxc = p.layout == Layout::NXC;
+    Expr channels = out_param.dim(nxc ? 0 : rank).extent();
+    Expr width = out_param.dim(nxc ? 2 : 0).extent();
 
     struct Branch {
         Expr cond;
@@ -48,6 +53,8 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
     };
     std::vector<Branch> base = {
         {channels >= sp.vectors * lanes && width >= sp.q_tile, sp.vectors * lanes, lanes, sp.q_tile},
+        // Rows narrower than a tile (e.g. the 4x4 phases of an 8x8 output): four positions.
+        {channels >= sp.vectors * lanes && width >= 4, sp.vectors * lanes, lanes, 4},
         {channels >= lanes && width >= sp.q_tile, lanes, lanes, sp.q_tile},
         {channels >= lanes, lanes, lanes, 1},
     };
