@@ -191,6 +191,23 @@ struct PackedFilter {
     std::vector<int64_t> k;  // spec order
 };
 
+// dst[i] = src[i * stride] for i < count, elements of `elem` bytes (typed copies: this loop
+// runs once per weight on every run).
+template <typename T>
+void gather_typed(uint8_t *dst, const uint8_t *src, int64_t count, int64_t stride) {
+    // Fixed-size memcpy: one move each, and no alignment assumed about the caller's buffer.
+    for (int64_t i = 0; i < count; i++) std::memcpy(dst + i * sizeof(T), src + i * stride * sizeof(T), sizeof(T));
+}
+
+void gather_row(uint8_t *dst, const uint8_t *src, int64_t count, int64_t stride, size_t elem) {
+    switch (elem) {
+    case 1: return gather_typed<uint8_t>(dst, src, count, stride);
+    case 2: return gather_typed<uint16_t>(dst, src, count, stride);
+    case 4: return gather_typed<uint32_t>(dst, src, count, stride);
+    default: return gather_typed<uint64_t>(dst, src, count, stride);
+    }
+}
+
 PackedFilter pack_filter(const void *src, const std::vector<int64_t> &st, const Plan::Impl &p, size_t elem) {
     const detail::OpGeometry &geo = p.geo;
     const int rank = geo.rank;
@@ -230,9 +247,7 @@ PackedFilter pack_filter(const void *src, const std::vector<int64_t> &st, const 
                 if (src_co == 1) {
                     std::memcpy(dst, row, (size_t)geo.c_out * elem);
                 } else {
-                    for (int64_t co = 0; co < geo.c_out; co++) {
-                        std::memcpy(dst + co * elem, row + co * src_co * (int64_t)elem, elem);
-                    }
+                    gather_row(dst, row, geo.c_out, src_co, elem);
                 }
                 dst += geo.c_out * elem;
             }

@@ -59,6 +59,13 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
         {channels >= lanes, lanes, lanes, 1},
     };
     if (lanes > 4) base.push_back({channels >= 4, 4, 4, 1});
+    // No square tiles (see cpu_schedule.h: Halide 14 drops the reduction of such a branch).
+    for (Branch &b : base) {
+        if (b.c_tile == b.q_tile) {
+            b.c_tile *= 2;
+            b.cond = channels >= b.c_tile && width >= b.q_tile;
+        }
+    }
     std::vector<Branch> branches;
     for (const Expr &v : variants) {
         for (Branch b : base) {

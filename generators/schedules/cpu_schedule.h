@@ -72,9 +72,9 @@ inline void schedule_cpu(ConvStages &p, Halide::OutputImageParam out_param, cons
     std::vector<Branch> base = {
         // full register tile
         {channels >= sp.co_tile && width >= qt, qt, sp.co_tile, lanes},
-        // rows of one to two vectors
-        {channels >= sp.co_tile && width >= lanes, lanes, sp.co_tile, lanes},
     };
+    // Rows of one to two vectors.
+    base.push_back({channels >= sp.co_tile && width >= lanes, lanes, sp.co_tile, lanes});
     if (lanes > 4) {
         // Rows narrower than a native vector (e.g. 4x4 phases of an 8x8 output): 4-lane vectors.
         // (Vectorizing channels instead would need the accumulator stored channel-major, and a
@@ -84,6 +84,16 @@ inline void schedule_cpu(ConvStages &p, Halide::OutputImageParam out_param, cons
     // Few channels (depthwise, RGB outputs): positions only.
     base.push_back({width >= qt, qt, 1, lanes});
     base.push_back({width >= lanes, lanes, 1, lanes});
+    // No square tiles: Halide 14 drops the accumulator's reduction from a branch whose position
+    // tile equals its channel tile (the kernel stores zeros: AVX2 4-lane x 4, SSE 4 x 4, AVX-512
+    // f64 8 x 8; found by the adjoint tests, reproduced with the kernel alone). Such a branch
+    // takes twice the channels instead.
+    for (Branch &b : base) {
+        if (b.co_tile > 1 && b.co_tile == b.q_tile) {
+            b.co_tile *= 2;
+            b.cond = channels >= b.co_tile && width >= b.q_tile;
+        }
+    }
     std::vector<Branch> branches;
     for (const Halide::Expr &v : variants) {
         for (Branch b : base) {

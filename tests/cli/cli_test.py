@@ -228,7 +228,7 @@ def tolerance(dtype, y_ref):
     }[dtype]
 
 
-def roundtrip(ctx, dtype, rank, layout="ncx", grouped=True, seed=0):
+def roundtrip(ctx, dtype, rank, layout="ncx", grouped=True, seed=0, flag="--layout"):
     np = np_()
     L = LAYERS[rank]
     wshape = L["w"] if grouped else L["w"][1:]
@@ -239,7 +239,7 @@ def roundtrip(ctx, dtype, rank, layout="ncx", grouped=True, seed=0):
     xfile = x if layout == "ncx" else np.moveaxis(x, 1, -1)
     save(ctx, "x.npy", np.ascontiguousarray(xfile))
     save(ctx, "w.npy", w)
-    args = ["run", "--input", "x.npy", "--filter", "w.npy", "--output", "y.npy", "--layout", layout]
+    args = ["run", "--input", "x.npy", "--filter", "w.npy", "--output", "y.npy", flag, layout]
     args += attr_args(L["s"], L["pb"], L["pe"], L["d"], L["op"])
     if DTYPES[dtype][1]:
         args += ["--dtype", DTYPES[dtype][1]]
@@ -264,9 +264,13 @@ def help_and_version(ctx):
     p = ctx.run("--help")
     for word in ("run", "infer-shape", "bench", "Exit codes"):
         assert word in p.stdout, f"--help lacks {word}"
-    for cmd, words in (("run", ["--layout", "bf16", "channels-last kernels come later", "--random"]),
-                       ("infer-shape", ["--desc", "dilation from 0", "--verbose"]),
-                       ("bench", ["--suite", "--include-scale", "--threads", "--json", "oneDNN"])):
+    for cmd, words in (("run", ["--layout", "--data-format", "bf16", "channels-last kernels", "--random",
+                                "--op", "--groups", "--weights-format", "--dst-shape",
+                                "convolution_backward_data", "group_convolution"]),
+                       ("infer-shape", ["--desc", "dilation from 0", "--verbose", "--op", "--data-format",
+                                        "--groups", "--weights-format", "--dst-shape"]),
+                       ("bench", ["--suite", "--include-scale", "--threads", "--json", "oneDNN", "--op",
+                                  "--data-format", "nhwc"])):
         p = ctx.run(cmd, "--help")
         for w in words:
             assert w in p.stdout, f"deconv {cmd} --help lacks '{w}'"
@@ -470,9 +474,13 @@ for _dt in DTYPES:
 @case
 def roundtrip_cbd_and_nxc(ctx):
     roundtrip(ctx, "f32", 2, grouped=False)
-    roundtrip(ctx, "f32", 1, layout="nxc")
+    roundtrip(ctx, "f32", 1, layout="nxc")  # --layout: the old spelling of --data-format
     roundtrip(ctx, "f32", 2, layout="nxc")
     roundtrip(ctx, "f32", 3, layout="nxc")
+    for rank in (1, 2, 3):
+        roundtrip(ctx, "f32", rank, layout="nxc", grouped=False, flag="--data-format")
+    roundtrip(ctx, "bf16", 2, layout="nxc", flag="--data-format")
+    roundtrip(ctx, "f16", 3, layout="nxc", flag="--data-format")
 
 
 @case
@@ -723,6 +731,540 @@ def bench_shared_suite_parses(ctx):
     j = json.loads(p.stdout)
     assert [l["name"] for l in j["layers"]] == ["ov_spec_1d"], j
     assert j["layers"][0]["output_shape"] == [1, 8, 447], j
+
+
+# ------------------------------------------------------------------------------------------
+# The ops of issue #4: GroupConvolution-1 (forward), oneDNN Graph ConvolutionBackwardData, and
+# the NXC data format of every op. References: direct numpy loops over the kernel taps, written
+# from the op texts (nothing shared with the library).
+
+def forward_reference(x, w, strides, pads_begin, dilations, out_spatial, acc=None):
+    """GroupConvolution-1: y[n, g*Co+co, o] = sum_{ci, k} x[n, g*Ci+ci, o*s + k*d - pb] * w[g, co, ci, k],
+    input positions outside [0, X) being zero."""
+    np = np_()
+    acc = acc or np.float64
+    G, Co, Ci = w.shape[:3]
+    K = w.shape[3:]
+    D = len(K)
+    N = x.shape[0]
+    X = x.shape[2:]
+    x = x.astype(acc)
+    w = w.astype(acc)
+    y = np.zeros((N, G * Co) + tuple(out_spatial), dtype=acc)
+    for g in range(G):
+        xg = x[:, g * Ci:(g + 1) * Ci]
+        for k in np.ndindex(*K):
+            src, dst = [], []
+            for a in range(D):
+                pos = np.arange(out_spatial[a]) * strides[a] + k[a] * dilations[a] - pads_begin[a]
+                ok = (pos >= 0) & (pos < X[a])
+                src.append(pos[ok])
+                dst.append(np.nonzero(ok)[0])
+            if any(len(v) == 0 for v in dst):
+                continue
+            xs = xg[(slice(None), slice(None)) + np.ix_(*src)]               # [N, Ci, ..]
+            contrib = np.tensordot(xs, w[(g, slice(None), slice(None)) + k], axes=([1], [1]))  # [N, .., Co]
+            y[(slice(None), slice(g * Co, (g + 1) * Co)) + np.ix_(*dst)] += np.moveaxis(contrib, -1, 1)
+    return y
+
+
+def forward_pads(X, K, s, pb, pe, d, auto_pad):
+    """GroupConvolution-1 shape inference, per axis: (Y, pads_begin, pads_end)."""
+    Y, PB, PE = [], [], []
+    for i in range(len(X)):
+        if auto_pad in ("same_upper", "same_lower"):
+            y = -(-X[i] // s[i])
+            total = max(0, (y - 1) * s[i] + d[i] * (K[i] - 1) + 1 - X[i])
+            b = total // 2 if auto_pad == "same_upper" else total - total // 2
+            e = total - b
+        else:
+            b, e = (0, 0) if auto_pad == "valid" else (pb[i], pe[i])
+            y = (X[i] + b + e - d[i] * (K[i] - 1) - 1) // s[i] + 1
+        Y.append(y), PB.append(b), PE.append(e)
+    return Y, PB, PE
+
+
+def to_nxc(a):
+    return np_().ascontiguousarray(np_().moveaxis(a, 1, -1))
+
+
+def to_ncx(a):
+    return np_().ascontiguousarray(np_().moveaxis(a, -1, 1))
+
+
+def cbwd_filter(w, fmt, groups, D):
+    """oneDNN weights (OIX [OC, IC/G, K..] or XIO [K.., IC/G, OC]) -> W[g, o, i, k] with
+    W[g, o, i, k] = OIX[g*(OC/G) + o, i, k] = XIO[k, i, g*(OC/G) + o]."""
+    np = np_()
+    if fmt == "xio":
+        w = np.transpose(w, (D + 1, D) + tuple(range(D)))  # -> [OC, IC/G, K..]
+    OC = w.shape[0]
+    return np.ascontiguousarray(w.reshape((groups, OC // groups) + w.shape[1:]))
+
+
+def cbwd_geometry(X, K, s, pb, pe, d, op, auto_pad, dst_spatial):
+    """ConvolutionBackwardData shape inference, per axis: (Y, effective pads_begin)."""
+    Y, PB = [], []
+    for i in range(len(X)):
+        natural = s[i] * (X[i] - 1) + (K[i] - 1) * d[i] + 1
+        if dst_spatial is None:
+            b, e = (pb[i], pe[i]) if auto_pad == "explicit" else (0, 0)
+            Y.append(natural - b - e + op[i])
+            PB.append(b)
+            continue
+        y = dst_spatial[i]
+        total = natural - y + op[i]
+        if auto_pad == "explicit":
+            b = pb[i]
+        elif auto_pad == "valid":
+            b = 0
+        elif auto_pad == "same_lower":
+            b = total // 2
+        else:  # same_upper: pe = floor(total/2), pb = total - pe
+            b = total - total // 2
+        Y.append(y)
+        PB.append(max(0, b))
+    return Y, PB
+
+
+def j(v):
+    return ",".join(map(str, v))
+
+
+GC_LAYERS = {
+    1: dict(x=(2, 6, 11), w=(3, 4, 2, 3), s=[2], pb=[1], pe=[2], d=[2]),
+    2: dict(x=(2, 6, 9, 8), w=(2, 3, 3, 3, 2), s=[2, 1], pb=[1, 0], pe=[0, 1], d=[1, 2]),
+    3: dict(x=(1, 4, 6, 5, 7), w=(2, 2, 2, 2, 3, 2), s=[1, 2, 2], pb=[0, 1, 1], pe=[1, 0, 1], d=[2, 1, 1]),
+}
+
+
+def gc_run(ctx, rank, layout, auto_pad="explicit", dtype="f32", seed=0, extra=()):
+    np = np_()
+    L = GC_LAYERS[rank]
+    rng = np.random.default_rng(100 + seed + rank)
+    x = rng.standard_normal(L["x"]).astype(np.float32)
+    w = rng.standard_normal(L["w"]).astype(np.float32)
+    K = L["w"][3:]
+    Y, pb, pe = forward_pads(L["x"][2:], K, L["s"], L["pb"], L["pe"], L["d"], auto_pad)
+    save(ctx, "x.npy", to_nxc(x) if layout == "nxc" else x)
+    save(ctx, "w.npy", w)
+    args = ["run", "--op", "group_convolution", "-x", "x.npy", "-w", "w.npy", "-o", "y.npy",
+            "--data-format", layout, "--strides", j(L["s"]), "--pads-begin", j(L["pb"]),
+            "--pads-end", j(L["pe"]), "--dilations", j(L["d"]), "--auto-pad", auto_pad, *extra]
+    if dtype != "f32":
+        args += ["--dtype", dtype]
+    ctx.run_kernel(*args)
+    y = load(ctx.path("y.npy"))
+    if layout == "nxc":
+        y = to_ncx(y)
+    if dtype == "f32":
+        want = forward_reference(x, w, L["s"], pb, L["d"], Y)
+        atol, rtol = 1e-5 * np.abs(want).max(), 1e-5
+    elif dtype == "bf16":
+        want = forward_reference(bf16_round(x), bf16_round(w), L["s"], pb, L["d"], Y)
+        atol, rtol = 1e-2 * np.abs(want).max(), 2.0 ** -7
+    else:  # f16
+        want = forward_reference(x.astype(np.float16), w.astype(np.float16), L["s"], pb, L["d"], Y)
+        atol, rtol = 1e-3 * np.abs(want).max(), 2.0 ** -9
+    check_close(y, want.astype(np.float32), atol, rtol, f"GroupConvolution {rank}D {layout} {auto_pad} {dtype}")
+    return y
+
+
+@case
+def group_convolution_run(ctx):
+    """--op group_convolution on .npy files, every rank, both data formats, every auto_pad."""
+    for rank in (1, 2, 3):
+        for layout in ("ncx", "nxc"):
+            gc_run(ctx, rank, layout)
+    for auto_pad in ("valid", "same_upper", "same_lower"):
+        gc_run(ctx, 2, "ncx", auto_pad)
+        gc_run(ctx, 1, "nxc", auto_pad)
+    gc_run(ctx, 2, "nxc", dtype="bf16")
+    gc_run(ctx, 2, "ncx", dtype="f16")
+    # --verbose names the op and the data format.
+    p = ctx.run_kernel("run", "--op", "GroupConvolution", "-x", "x.npy", "-w", "w.npy", "-o", "y2.npy",
+                       "--verbose")
+    assert "op GroupConvolution" in p.stderr and "(ncx)" in p.stderr, p.stderr
+
+
+@case
+def group_convolution_infer_shape(ctx):
+    for f, want in (("gc_1d.xml", "1,4,224"), ("gc_2d.xml", "1,4,224,224"), ("gc_3d.xml", "1,4,224,224,224")):
+        p = ctx.run("infer-shape", "--layer", ctx.datafile(f))
+        assert p.stdout.strip() == want, f"{f}: {p.stdout!r}, expected {want}"
+    p = ctx.run("infer-shape", "--layer", ctx.datafile("gc_2d.xml"), "--verbose")
+    assert "op: GroupConvolution" in p.stdout.splitlines(), p.stdout
+    # The same layer from flags, and channels-last.
+    gc = ["infer-shape", "--op", "group_convolution", "--filter-shape", "4,1,3,5", "--pads-begin", "2",
+          "--pads-end", "2"]
+    assert ctx.run(*gc, "--input-shape", "1,12,224").stdout.strip() == "1,4,224"
+    assert ctx.run(*gc, "--input-shape", "1,224,12", "--data-format", "nxc").stdout.strip() == "1,224,4"
+    p = ctx.run("infer-shape", "--layer", ctx.datafile("gc_2d.xml"), "--data-format", "nxc", "--verbose")
+    assert p.stdout.splitlines()[0] == "1,224,224,4", p.stdout
+    assert "data_format: nxc" in p.stdout.splitlines() and "input: 1,224,224,12" in p.stdout.splitlines(), p.stdout
+    # Strided and dilated; auto_pad same_upper puts the odd pad at the end, same_lower at the beginning.
+    base = ["infer-shape", "--op", "group_convolution", "--input-shape", "1,4,10", "--filter-shape", "2,3,2,4",
+            "--strides", "3"]
+    assert ctx.run(*base).stdout.strip() == "1,6,3"                              # (10-3-1)//3+1
+    assert ctx.run(*base, "--pads-begin", "1", "--pads-end", "2", "--dilations", "2").stdout.strip() == "1,6,3"
+    for mode, pb, pe in (("same_upper", 1, 2), ("same_lower", 2, 1)):
+        lines = ctx.run(*base, "--auto-pad", mode, "--verbose").stdout.splitlines()
+        assert lines[0] == "1,6,4", lines                                         # ceil(10/3)
+        assert f"pads_begin (effective): {pb}" in lines and f"pads_end (effective): {pe}" in lines, lines
+    assert ctx.run(*base, "--auto-pad", "valid", "--pads-begin", "5", "--pads-end", "5").stdout.strip() == "1,6,3"
+
+
+@case
+def group_convolution_ir_run(ctx):
+    """The spec's GroupConvolution examples as IR layers: run on random data, checked with numpy."""
+    np = np_()
+    ctx.run_kernel("run", "--layer", ctx.datafile("gc_1d.xml"), "--random", "--seed", "4", "-o", "y.npy",
+                   "--save-input", "x.npy", "--save-filter", "w.npy")
+    x, w, y = (load(ctx.path(n)) for n in ("x.npy", "w.npy", "y.npy"))
+    assert x.shape == (1, 12, 224) and w.shape == (4, 1, 3, 5) and y.shape == (1, 4, 224), (x.shape, w.shape, y.shape)
+    check_close(y, forward_reference(x, w, [1], [2], [1], [224]), 0, 0, "gc_1d.xml")  # small integers: exact
+    ctx.run_kernel("run", "--layer", ctx.datafile("gc_2d.xml"), "--random", "-o", "y.npy",
+                   "--save-input", "x.npy", "--save-filter", "w.npy")
+    x, w, y = (load(ctx.path(n)) for n in ("x.npy", "w.npy", "y.npy"))
+    assert y.shape == (1, 4, 224, 224), y.shape
+    check_close(y, forward_reference(x, w, [1, 1], [2, 2], [1, 1], [224, 224]), 0, 0, "gc_2d.xml")
+    # Channels-last: the saved input and the output are nxc.
+    ctx.run_kernel("run", "--layer", ctx.datafile("gc_2d.xml"), "--random", "--data-format", "nxc", "-o", "y.npy",
+                   "--save-input", "x.npy", "--save-filter", "w.npy")
+    x, w, y = (load(ctx.path(n)) for n in ("x.npy", "w.npy", "y.npy"))
+    assert x.shape == (1, 224, 224, 12) and y.shape == (1, 224, 224, 4), (x.shape, y.shape)
+    check_close(to_ncx(y), forward_reference(to_ncx(x), w, [1, 1], [2, 2], [1, 1], [224, 224]), 0, 0, "gc_2d nxc")
+    # 3D: reduced input (the example's is 2.4 GB).
+    ctx.run_kernel("run", "--layer", ctx.datafile("gc_3d.xml"), "--random", "--input-shape", "1,12,9,8,7",
+                   "-o", "y.npy", "--save-input", "x.npy", "--save-filter", "w.npy")
+    x, w, y = (load(ctx.path(n)) for n in ("x.npy", "w.npy", "y.npy"))
+    assert y.shape == (1, 4, 9, 8, 7), y.shape
+    check_close(y, forward_reference(x, w, [1] * 3, [2] * 3, [1] * 3, [9, 8, 7]), 0, 0, "gc_3d reduced")
+    # A GroupConvolution inside an IR model, beside a deconvolution: picked by name.
+    text = open(ctx.datafile("gc_1d.xml")).read()
+    gc_layer = text[text.index("<layer id="):]
+    dims = lambda *v: "".join(f"<dim>{d}</dim>" for d in v)
+    up_layer = ('<layer id="2" name="up" type="GroupConvolutionBackpropData"><data strides="1" pads_begin="0" '
+                'pads_end="0" dilations="1"/><input><port id="0">' + dims(1, 12, 224) + '</port><port id="1">' +
+                dims(4, 3, 1, 5) + '</port></input><output><port id="2">' + dims(1, 4, 228) +
+                '</port></output></layer>')
+    open(ctx.path("net.xml"), "w").write('<net name="m" version="11"><layers>' + gc_layer + up_layer +
+                                         '</layers><edges/></net>')
+    assert ctx.run("infer-shape", "--layer", "net.xml", "--layer-name", "gc_1d").stdout.strip() == "1,4,224"
+    assert ctx.run("infer-shape", "--layer", "net.xml", "--layer-name", "up").stdout.strip() == "1,4,228"
+    ctx.expect_error(["infer-shape", "--layer", "net.xml"], 1, ["gc_1d", "up", "--layer-name"])
+    p = ctx.run_kernel("bench", "--suite", "net.xml", "--repeats", "1", "--warmup", "0", "--json")
+    jj = json.loads(p.stdout)
+    assert [(l["name"], l["op"]) for l in jj["layers"]] == [("gc_1d", "GroupConvolution"),
+                                                           ("up", "GroupConvolutionBackpropData")], jj
+    assert jj["layers"][0]["macs"] == 1 * 4 * 3 * 1 * 224 * 5, jj["layers"][0]["macs"]  # N*G*Ci*Co*prod(Y)*prod(K)
+    if jj["onednn_version"]:
+        for l in jj["layers"]:
+            assert l["onednn"].get("max_abs_diff", 1) <= 1e-3, l
+
+
+@case
+def group_convolution_errors(ctx):
+    np = np_()
+    save(ctx, "x.npy", np.ones((1, 4, 6), dtype=np.float32))
+    save(ctx, "w.npy", np.ones((2, 3, 2, 3), dtype=np.float32))
+    run = ["run", "--op", "group_convolution", "-x", "x.npy", "-w", "w.npy", "-o", "y.npy"]
+    ctx.expect_error(run + ["--output-padding", "1"], 1, ["--output-padding", "group_convolution"], ["y.npy"])
+    ctx.expect_error(run + ["--output-padding", "0"], 1, ["--output-padding", "group_convolution"], ["y.npy"])
+    ctx.expect_error(run + ["--output-shape", "8"], 1, ["--output-shape", "group_convolution"], ["y.npy"])
+    ctx.expect_error(run + ["--groups", "2"], 1, ["groups"], ["y.npy"])
+    ctx.expect_error(run + ["--weights-format", "oix"], 1, ["weights_format"], ["y.npy"])
+    ctx.expect_error(run + ["--dst-shape", "1,6,6"], 1, ["dst_shape"], ["y.npy"])
+    ctx.expect_error(run + ["--dilations", "4"], 1, [], ["y.npy"])  # X + pads < kernel extent: no output
+    save(ctx, "w5.npy", np.ones((2, 3, 5, 3), dtype=np.float32))  # G*C_in = 10, not 4
+    ctx.expect_error(["run", "--op", "group_convolution", "-x", "x.npy", "-w", "w5.npy", "-o", "y.npy"], 1,
+                     ["4"], ["y.npy"])
+    ctx.expect_error(["infer-shape", "--op", "group_convolution", "--input-shape", "1,4,6", "--filter-shape",
+                      "2,3,2,3", "--output-padding", "1"], 1, ["--output-padding"])
+    # An IR GroupConvolution with a third input (no such input in the spec).
+    text = open(ctx.datafile("gc_1d.xml")).read()
+    three = text.replace("    </input>", "        <port id=\"3\"><dim>1</dim></port>\n    </input>")
+    open(ctx.path("gc3.xml"), "w").write(three)
+    ctx.expect_error(["infer-shape", "--layer", "gc3.xml"], 1, ["3 input ports", "GroupConvolution"])
+    ctx.expect_error(["run", "--layer", "gc3.xml", "--random", "-o", "y.npy"], 1, ["3 input ports"], ["y.npy"])
+    wrong = text.replace("<dim>12</dim>", "<dim>13</dim>")
+    open(ctx.path("gc13.xml"), "w").write(wrong)
+    ctx.expect_error(["infer-shape", "--layer", "gc13.xml"], 1, ["13"])
+    ctx.expect_error(["infer-shape", "--layer", ctx.datafile("gc_1d.xml"), "--output-shape", "5"], 1,
+                     ["--output-shape", "group_convolution"])
+
+
+CBWD_LAYERS = {  # diff_dst spatial X, kernel K, attributes; OC/G = 2, IC/G = 3
+    1: dict(X=[7], K=[3], s=[2], pb=[1], pe=[0], d=[2], op=[1]),
+    2: dict(X=[5, 4], K=[3, 2], s=[2, 3], pb=[1, 0], pe=[0, 1], d=[1, 2], op=[1, 0]),
+    3: dict(X=[3, 4, 3], K=[2, 3, 2], s=[2, 1, 2], pb=[0, 1, 1], pe=[1, 0, 0], d=[1, 2, 1], op=[0, 0, 1]),
+}
+
+
+def cbwd_run(ctx, rank, groups=None, wf=None, df=None, auto_pad="explicit", dst=None, dst_flag="--dst-shape",
+             dtype="f32", n=2, extra=(), seed=0):
+    """Runs convolution_backward_data on random .npy files; None flags are left out (defaults: groups 1,
+    xio, nxc). `dst` is the spatial dst_shape (the full shape is passed)."""
+    np = np_()
+    L = CBWD_LAYERS[rank]
+    G, fmt, layout = groups or 1, (wf or "xio").lower(), (df or "nxc").lower()
+    OC, IC = 2 * G, 3 * G
+    rng = np.random.default_rng(200 + rank + seed)
+    x = rng.standard_normal((n, OC) + tuple(L["X"])).astype(np.float32)          # diff_dst, ncx
+    w_oix = rng.standard_normal((OC, IC // G) + tuple(L["K"])).astype(np.float32)
+    w = w_oix if fmt == "oix" else np.ascontiguousarray(np.transpose(w_oix, tuple(range(2, 2 + rank)) + (1, 0)))
+    Y, pb = cbwd_geometry(L["X"], L["K"], L["s"], L["pb"], L["pe"], L["d"], L["op"], auto_pad, dst)
+    save(ctx, "dd.npy", to_nxc(x) if layout == "nxc" else x)
+    save(ctx, "wt.npy", w)
+    args = ["run", "--op", "convolution_backward_data", "--input", "dd.npy", "--filter", "wt.npy",
+            "--output", "ds.npy", "--strides", j(L["s"]), "--pads-begin", j(L["pb"]), "--pads-end", j(L["pe"]),
+            "--dilations", j(L["d"]), "--output-padding", j(L["op"]), "--auto-pad", auto_pad, *extra]
+    if groups is not None:
+        args += ["--groups", str(groups)]
+    if wf is not None:
+        args += ["--weights-format", wf]
+    if df is not None:
+        args += ["--data-format", df]
+    if dst is not None:
+        full = [n] + list(dst) + [IC] if layout == "nxc" else [n, IC] + list(dst)
+        args += [dst_flag, j(full)]
+    if dtype != "f32":
+        args += ["--dtype", dtype]
+    ctx.run_kernel(*args)
+    y = load(ctx.path("ds.npy"))
+    want_shape = (n,) + tuple(Y) + (IC,) if layout == "nxc" else (n, IC) + tuple(Y)
+    if y.shape != want_shape:
+        raise AssertionError(f"diff_src shape {y.shape}, expected {want_shape} ({args})")
+    if layout == "nxc":
+        y = to_ncx(y)
+    W = cbwd_filter(w, fmt, G, rank)
+    xr, Wr = (bf16_round(x), bf16_round(W)) if dtype == "bf16" else (x, W)
+    want = reference(xr, Wr, True, L["s"], pb, L["d"], Y, np.float64)
+    scale = max(1.0, float(np.abs(want).max()))
+    atol, rtol = (1e-5 * scale, 1e-5) if dtype == "f32" else (1e-2 * scale, 2.0 ** -7)
+    check_close(y, want.astype(np.float32), atol, rtol,
+                f"ConvolutionBackwardData {rank}D groups {G} {fmt} {layout} {auto_pad} dst {dst}")
+    return y
+
+
+@case
+def cbwd_run_formats(ctx):
+    """convolution_backward_data on .npy files: every rank, groups, both weights and data formats."""
+    for rank in (1, 2, 3):
+        for groups, wf, df in ((None, None, None), (2, "oix", "ncx"), (3, "xio", "ncx"), (2, "oix", "nxc"),
+                               (1, "xio", "nxc")):
+            cbwd_run(ctx, rank, groups, wf, df)
+    cbwd_run(ctx, 2, 2, "OIX", "NCX", seed=1)  # names in any case
+    cbwd_run(ctx, 2, 2, "xio", "nxc", dtype="bf16")
+    cbwd_run(ctx, 1, 1, None, None, n=1)
+
+
+@case
+def cbwd_defaults(ctx):
+    """Without --data-format, --weights-format and --groups: nxc, xio, groups 1 (oneDNN Graph's defaults)."""
+    np = np_()
+    a = cbwd_run(ctx, 2)  # files in nxc / xio, groups 1 (checked against numpy inside)
+    b = cbwd_run(ctx, 2, 1, "xio", "nxc")
+    assert np.array_equal(a, b), "defaults differ from --groups 1 --weights-format xio --data-format nxc"
+    p = ctx.run("infer-shape", "--op", "convolution_backward_data", "--input-shape", "1,7,7,16",
+                "--filter-shape", "3,3,8,16", "--strides", "2,2", "--verbose")
+    lines = p.stdout.splitlines()
+    assert lines[0] == "1,15,15,8", p.stdout
+    for want in ("op: ConvolutionBackwardData", "data_format: nxc", "weights_format: xio", "groups: 1",
+                 "dst_shape attribute: none"):
+        assert want in lines, f"{want!r} not in {lines}"
+    # The same files read as ncx / oix / groups 2 mean something else.
+    p = ctx.run("infer-shape", "--op", "convolution_backward_data", "--input-shape", "1,16,7,7",
+                "--filter-shape", "16,4,3,3", "--strides", "2,2", "--data-format", "ncx", "--weights-format",
+                "oix", "--groups", "2", "--verbose")
+    lines = p.stdout.splitlines()
+    assert lines[0] == "1,8,15,15", p.stdout
+    assert "groups: 2" in lines and "weights_format: oix" in lines and "data_format: ncx" in lines, lines
+
+
+@case
+def cbwd_dst_shape(ctx):
+    """dst_shape crops or zero-extends the end (explicit), or sets the pads (valid, same_*)."""
+    for rank, dst in ((1, [9]), (1, [22]), (2, [6, 9]), (2, [12, 14]), (3, [5, 7, 6])):
+        for auto_pad in ("explicit", "valid", "same_upper", "same_lower"):
+            cbwd_run(ctx, rank, 2, "oix", "ncx", auto_pad=auto_pad, dst=dst)
+    cbwd_run(ctx, 2, None, None, None, dst=[7, 8])                       # nxc: [N, Y.., IC]
+    cbwd_run(ctx, 2, None, None, None, dst=[7, 8], dst_flag="--output-shape")  # the op's input
+    # The input (--output-shape) wins over the attribute (--dst-shape).
+    cbwd_run(ctx, 2, 2, "oix", "ncx", dst=[12, 14], dst_flag="--output-shape", extra=["--dst-shape", "2,6,3,3"])
+    base = ["infer-shape", "--op", "convolution_backward_data", "--input-shape", "1,7,7,16", "--filter-shape",
+            "3,3,8,16", "--strides", "2,2", "--pads-begin", "1,1"]
+    assert ctx.run(*base, "--dst-shape", "1,14,14,8").stdout.strip() == "1,14,14,8"
+    assert ctx.run(*base, "--dst-shape", "1,20,13,8").stdout.strip() == "1,20,13,8"
+    p = ctx.run(*base, "--dst-shape", "1,14,14,8", "--output-shape", "1,16,16,8", "--verbose")
+    lines = p.stdout.splitlines()
+    assert lines[0] == "1,16,16,8" and "dst_shape attribute: 1,14,14,8" in lines, lines
+    assert "output_shape input: 1,16,16,8" in lines, lines
+    # same_upper: pe = floor(total/2), pb = total - pe. total = 2*6 + 3 - 14 = 1 -> pb 1, pe 0.
+    lines = ctx.run(*base, "--dst-shape", "1,14,14,8", "--auto-pad", "same_upper", "--verbose").stdout.splitlines()
+    assert "pads_begin (effective): 1,1" in lines, lines
+    lines = ctx.run(*base, "--dst-shape", "1,14,14,8", "--auto-pad", "same_lower", "--verbose").stdout.splitlines()
+    assert "pads_begin (effective): 0,0" in lines, lines
+    # Wrong N or C in dst_shape: the library's checks, exit 1.
+    ctx.expect_error(base + ["--dst-shape", "2,14,14,8"], 1, ["dst_shape", "N = 2"])
+    ctx.expect_error(base + ["--dst-shape", "1,14,14,9"], 1, ["dst_shape", "9 channels"])
+    ctx.expect_error(base + ["--dst-shape", "1,14,14"], 1, ["dst_shape", "3 values"])
+    ctx.expect_error(base + ["--dst-shape", "1,0,14,8"], 1, ["dst_shape", "0"])
+
+
+@case
+def cbwd_errors(ctx):
+    np = np_()
+    save(ctx, "dd.npy", np.ones((1, 4, 4, 6), dtype=np.float32))    # nxc, OC 6
+    save(ctx, "wt.npy", np.ones((3, 3, 2, 6), dtype=np.float32))    # xio, IC/G 2, OC 6
+    run = ["run", "--op", "convolution_backward_data", "-x", "dd.npy", "-w", "wt.npy", "-o", "ds.npy"]
+    ctx.run_kernel(*run, "--groups", "3")  # fine
+    os.remove(ctx.path("ds.npy"))
+    ctx.expect_error(run + ["--groups", "4"], 1, ["groups", "4", "divisible"], ["ds.npy"])
+    ctx.expect_error(run + ["--weights-format", "oix"], 1, ["OC"], ["ds.npy"])
+    ctx.expect_error(run + ["--data-format", "ncx"], 1, ["6"], ["ds.npy"])
+    save(ctx, "ddi.npy", np.ones((1, 4, 4, 6), dtype=np.int32))
+    save(ctx, "wti.npy", np.ones((3, 3, 2, 6), dtype=np.int32))
+    ctx.expect_error(["run", "--op", "convolution_backward_data", "-x", "ddi.npy", "-w", "wti.npy", "-o", "ds.npy"],
+                     1, ["i32", "ConvolutionBackwardData"], ["ds.npy"])
+    # oneDNN Graph's attributes on the other ops.
+    save(ctx, "x.npy", np.ones((1, 4, 5, 5), dtype=np.float32))
+    save(ctx, "w.npy", np.ones((2, 2, 3, 3, 3), dtype=np.float32))
+    other = ["run", "-x", "x.npy", "-w", "w.npy", "-o", "y.npy"]
+    ctx.expect_error(other + ["--groups", "2"], 1, ["groups"], ["y.npy"])
+    ctx.expect_error(other + ["--weights-format", "xio"], 1, ["weights_format"], ["y.npy"])
+    ctx.expect_error(other + ["--dst-shape", "1,6,11,11"], 1, ["dst_shape"], ["y.npy"])
+
+
+@case
+def new_flag_errors(ctx):
+    """Bad values of the new flags: exit 1, one error line naming the value, no output file."""
+    good_npys(ctx)
+    run = ["run", "-x", "x.npy", "-w", "w.npy", "-o", "y.npy"]
+    infer = ["infer-shape", "--input-shape", "1,4,5,5", "--filter-shape", "2,2,3,3,3"]
+    for cmd, absent in ((run, ["y.npy"]), (infer, [])):
+        ctx.expect_error(cmd + ["--op", "deconvolution"], 1, ["--op", "deconvolution"], absent)
+        ctx.expect_error(cmd + ["--op", ""], 1, ["--op"], absent)
+        ctx.expect_error(cmd + ["--data-format", "nchw"], 1, ["--data-format", "nchw"], absent)
+        ctx.expect_error(cmd + ["--layout", "chw"], 1, ["chw"], absent)
+        ctx.expect_error(cmd + ["--op", "convolution_backward_data", "--weights-format", "ihw"], 1,
+                         ["--weights-format", "ihw"], absent)
+        ctx.expect_error(cmd + ["--op", "convolution_backward_data", "--groups", "0"], 1, ["--groups", "0"], absent)
+        ctx.expect_error(cmd + ["--op", "convolution_backward_data", "--groups", "-2"], 1, ["--groups", "-2"], absent)
+        ctx.expect_error(cmd + ["--op", "convolution_backward_data", "--groups", "two"], 1, ["--groups", "two"], absent)
+        ctx.expect_error(cmd + ["--op", "convolution_backward_data", "--groups", "99999999999999999999"], 1,
+                         ["99999999999999999999"], absent)
+        ctx.expect_error(cmd + ["--op", "convolution_backward_data", "--dst-shape", "1,x,3,3"], 1,
+                         ["--dst-shape", "'x'"], absent)
+        ctx.expect_error(cmd + ["--op", "convolution_backward_data", "--dst-shape", "1,,3,3"], 1,
+                         ["--dst-shape", "1,,3,3"], absent)
+        ctx.expect_error(cmd + ["--op", "convolution_backward_data", "--dst-shape", ""], 1, ["--dst-shape"], absent)
+    ctx.expect_error(["bench", "--desc", "g2mb1ic4ih6oc4kh3", "--op", "nope"], 1, ["nope"])
+    ctx.expect_error(["bench", "--desc", "g2mb1ic4ih6oc4kh3", "--data-format", "hwc"], 1, ["hwc"])
+    json.dump({"layers": [{"name": "a", "N": 1, "G": 1, "C_in": 2, "C_out": 2, "X": [4], "K": [3]}]},
+              open(ctx.path("ok.json"), "w"))
+    ctx.expect_error(["bench", "--suite", "ok.json", "--data-format", "hwc"], 1, ["hwc"])
+    ctx.expect_error(["bench", "--suite", "ok.json", "--op", "group_convolution"], 1, ["--suite"])
+    for field, value, needles in (("op", "Deconv", ["'op'", "Deconv"]),
+                                  ("weights_format", "oix", ["weights_format"])):
+        bad = {"name": "b", "N": 1, "G": 1, "C_in": 2, "C_out": 2, "X": [4], "K": [3], field: value}
+        json.dump({"layers": [bad]}, open(ctx.path("bad.json"), "w"))
+        ctx.expect_error(["bench", "--suite", "bad.json", "--repeats", "1", "--no-onednn"], 1, needles)
+    bad = {"name": "c", "op": "ConvolutionBackwardData", "weights_format": "hwio", "N": 1, "G": 1, "C_in": 2,
+           "C_out": 2, "X": [4], "K": [3]}
+    json.dump({"layers": [bad]}, open(ctx.path("bad.json"), "w"))
+    ctx.expect_error(["bench", "--suite", "bad.json", "--repeats", "1", "--no-onednn"], 1, ["hwio"])
+
+
+@case
+def nxc_every_op_infer_shape(ctx):
+    """--data-format nxc reorders the shapes of IR layers and descriptors (which are ncx)."""
+    assert ctx.run("infer-shape", "--layer", ctx.datafile("gcbd_2d.xml"), "--data-format", "nxc").stdout.strip() \
+        == "1,447,447,8"
+    assert ctx.run("infer-shape", "--layer", ctx.datafile("cbd_2d.xml"), "--layout", "nxc").stdout.strip() \
+        == "1,447,447,10"
+    assert ctx.run("infer-shape", "--desc", "g4mb1ic20ih224oc8kh3sh2ph1", "--data-format", "nxc").stdout.strip() \
+        == "1,447,447,8"
+    p = ctx.run("infer-shape", "--input-shape", "2,10,3", "--filter-shape", "3,4,5", "--data-format", "nxc",
+                "--verbose")
+    assert p.stdout.splitlines()[0] == "2,14,4" and "data_format: nxc" in p.stdout.splitlines(), p.stdout
+    assert ctx.run("infer-shape", "--input-shape", "2,3,10", "--filter-shape", "3,4,5", "--data-format",
+                   "ncx").stdout.strip() == "2,4,14"
+
+
+def small_suite():
+    return [
+        {"name": "gcbd_nxc_1d", "N": 2, "G": 2, "C_in": 3, "C_out": 4, "X": [17], "K": [3], "strides": [2],
+         "pads_begin": [1], "pads_end": [0], "output_padding": [1], "layout": "nxc"},
+        {"name": "cbd_nxc_3d", "N": 1, "G": 1, "C_in": 8, "C_out": 4, "X": [5, 6, 4], "K": [2, 2, 2],
+         "strides": [2, 2, 2], "op": "ConvolutionBackpropData", "layout": "nxc"},
+        {"name": "gc_2d", "op": "GroupConvolution", "N": 1, "G": 4, "C_in": 3, "C_out": 2, "X": [20, 18],
+         "K": [3, 3], "strides": [2, 2], "pads_begin": [1, 1], "pads_end": [1, 1]},
+        {"name": "gc_2d_nxc", "op": "group_convolution", "N": 1, "G": 4, "C_in": 3, "C_out": 2, "X": [20, 18],
+         "K": [3, 3], "dilations": [2, 1], "layout": "nxc"},
+        {"name": "cbwd_xio_nxc", "op": "ConvolutionBackwardData", "N": 2, "G": 2, "C_in": 3, "C_out": 4,
+         "X": [6, 7], "K": [3, 3], "strides": [2, 2], "pads_begin": [1, 1], "pads_end": [1, 1], "layout": "nxc"},
+        {"name": "cbwd_oix_ncx", "op": "convolution_backward_data", "weights_format": "oix", "N": 1, "G": 1,
+         "C_in": 6, "C_out": 5, "X": [9], "K": [4], "strides": [3], "output_shape": [1, 5, 26]},
+    ]
+
+
+@case
+def bench_new_ops_and_nxc(ctx):
+    """Suite entries with "op" and "layout": "nxc": our NXC kernels and oneDNN on the same data."""
+    json.dump({"layers": small_suite()}, open(ctx.path("suite.json"), "w"))
+    p = ctx.run_kernel("bench", "--suite", "suite.json", "--repeats", "2", "--warmup", "0", "--json")
+    jj = json.loads(p.stdout)
+    got = {l["name"]: l for l in jj["layers"]}
+    want = {
+        "gcbd_nxc_1d": ("GroupConvolutionBackpropData", "nxc", [2, 17, 6], [2, 3, 4, 3], [2, 35, 8]),
+        "cbd_nxc_3d": ("ConvolutionBackpropData", "nxc", [1, 5, 6, 4, 8], [8, 4, 2, 2, 2], [1, 10, 12, 8, 4]),
+        "gc_2d": ("GroupConvolution", "ncx", [1, 12, 20, 18], [4, 2, 3, 3, 3], [1, 8, 10, 9]),
+        "gc_2d_nxc": ("GroupConvolution", "nxc", [1, 20, 18, 12], [4, 2, 3, 3, 3], [1, 16, 16, 8]),
+        "cbwd_xio_nxc": ("ConvolutionBackwardData", "nxc", [2, 6, 7, 6], [3, 3, 4, 6], [2, 11, 13, 8]),
+        "cbwd_oix_ncx": ("ConvolutionBackwardData", "ncx", [1, 6, 9], [6, 5, 4], [1, 5, 26]),
+    }
+    assert list(got) == list(want), list(got)
+    for name, (op, layout, xs, ws, ys) in want.items():
+        l = got[name]
+        assert (l["op"], l["layout"], l["input_shape"], l["filter_shape"], l.get("output_shape")) == \
+            (op, layout, xs, ws, ys), (name, l)
+        assert l["ms_median"] > 0, l
+        if layout == "nxc":
+            assert any("channels-last" in n for n in l["notes"]), l["notes"]
+        if jj["onednn_version"]:
+            d = l.get("onednn", {})
+            assert "max_abs_diff" in d and d["max_abs_diff"] <= 1e-3, f"{name}: oneDNN and deconv disagree: {d}"
+    assert got["gc_2d"]["macs"] == 1 * 4 * 3 * 2 * 10 * 9 * 9, got["gc_2d"]["macs"]
+    assert got["cbwd_xio_nxc"]["macs"] == 2 * 2 * 3 * 4 * 6 * 7 * 9, got["cbwd_xio_nxc"]["macs"]
+    # --data-format overrides every layer's layout (shapes reordered).
+    p = ctx.run_kernel("bench", "--suite", "suite.json", "--repeats", "1", "--warmup", "0", "--json",
+                       "--data-format", "ncx", "--only", "gcbd_nxc_1d,cbwd_xio_nxc")
+    jj = json.loads(p.stdout)
+    assert [(l["layout"], l["input_shape"], l["output_shape"]) for l in jj["layers"]] == \
+        [("ncx", [2, 6, 17], [2, 8, 35]), ("ncx", [2, 6, 6, 7], [2, 8, 11, 13])], jj["layers"]
+    # A single layer from flags, channels-last.
+    p = ctx.run_kernel("bench", "--op", "group_convolution", "--input-shape", "1,9,9,6", "--filter-shape",
+                       "2,4,3,3,3", "--data-format", "nxc", "--repeats", "1", "--warmup", "0", "--json")
+    l = json.loads(p.stdout)["layers"][0]
+    assert l["layout"] == "nxc" and l["output_shape"] == [1, 7, 7, 8], l
+    p = ctx.run_kernel("bench", "--suite", "suite.json", "--repeats", "1", "--warmup", "0")
+    assert "gc_2d_nxc" in p.stdout and " nxc " in p.stdout, p.stdout
+
+
+@case
+def bench_shared_suite_nxc(ctx):
+    """unet_up1_nxc of the shared suite runs our NXC kernels (and oneDNN's nhwc) on [N, Y, X, C] data."""
+    if not ctx.suite or not os.path.exists(ctx.suite):
+        raise Skip("shared/bench/layers.json not found")
+    p = ctx.run_kernel("bench", "--suite", ctx.suite, "--only", "unet_up1_nxc", "--repeats", "1", "--warmup", "0",
+                       "--json", "--threads", "2")
+    l = json.loads(p.stdout)["layers"][0]
+    assert l["name"] == "unet_up1_nxc" and l["layout"] == "nxc", l
+    assert l["input_shape"] == [1, 28, 28, 1024] and l["output_shape"] == [1, 56, 56, 512], l
+    assert any("channels-last" in n for n in l["notes"]), l["notes"]
+    if "onednn" in l and "error" not in l["onednn"]:
+        assert l["onednn"]["max_abs_diff"] <= 1e-3, l["onednn"]
 
 
 # ------------------------------------------------------------------------------------------

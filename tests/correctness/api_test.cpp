@@ -568,3 +568,36 @@ TEST(BuildFacts, VersionDtypesRanksAndCpuVariant) {
 }
 
 }  // namespace
+
+// Every dtype through row widths and channel counts on both sides of each schedule branch's
+// threshold (4-lane, one-vector and two-vector rows; co tiles of 4, 8 and 16; vectors of 4 to 16
+// lanes depending on the accumulator type), in 1D where rows are the whole layer. Regression:
+// Halide 14 miscompiled the one-vector branch for 64-bit accumulators on AVX-512 (f64 and i32
+// layers of 8-15 positions and >= 8 channels stored zeros).
+TEST(ScheduleBranches, EveryRowWidthAndChannelCount) {
+    if (!deconv_test::rank_built(1)) GTEST_SKIP();
+    int ran = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t)) continue;
+        std::mt19937 rng(11);
+        for (int64_t x : {3, 4, 7, 8, 12, 15, 16, 24, 33, 40})
+            for (int64_t co : {1, 3, 4, 8, 12, 16, 20, 33, 64})
+                for (int64_t ci : {2, 9}) {
+                    deconv_ref::Problem p;
+                    p.grouped = true;
+                    p.input_shape = {1, ci, x};
+                    p.filter_shape = {1, ci, co, 2};
+                    p.pads_end = {1};
+                    Buffer in(t, p.input_shape), w(t, p.filter_shape);
+                    const auto vin = deconv_test::fill(in, deconv_test::random_values(t, in.count, rng));
+                    const auto vw = deconv_test::fill(w, deconv_test::random_values(t, w.count, rng));
+                    const auto ref = deconv_ref::compute(p, vin, vw);
+                    Buffer out(t, ref.shape.output_shape);
+                    deconv_test::run_free(p, in.cview(), w.cview(), out.view());
+                    EXPECT_TRUE(deconv_test::compare_to_reference(t, deconv_test::read_all(out), ref))
+                        << deconv_test::dt_str(t) << " X=" << x << " C_OUT=" << co << " C_IN=" << ci;
+                    ran++;
+                }
+    }
+    EXPECT_GT(ran, 0);
+}

@@ -1,1 +1,631 @@
-// (being written)
+// The channels-last data format (Attributes::data_format = NXC) of the OpenVINO backprop ops,
+// GroupConvolutionBackpropData and ConvolutionBackpropData: data [N, X1..XD, C] and output
+// [N, Y1..YD, C]; filters keep their layouts ([G, C_IN, C_OUT, K...] / [C_IN, C_OUT, K...]).
+// The reference knows only NCX: this file transposes the input to NCX for it and the reference
+// result to NXC for the comparison.
+//
+//   Shards/LayoutSweep      seeded random problems per dtype and rank (every built dtype; ranks
+//                           1-3; groups incl. depthwise; strides 1-4, dilations 1-3, kernels
+//                           1-5; asymmetric pads, output_padding, output_shape with every
+//                           auto_pad; batch 1-3; wide channel counts and rows up to 40), through
+//                           the free functions, a Plan and strided views.
+//   LayoutSweepCoverage.*   the sweep's generator covers what it claims (every width below,
+//                           rows of every length 1..40).
+//   LayoutWide.*            every output-channel width per group 1, 3, 5, 8, 13, 16, 32, 48, 64,
+//                           67, 96 x rows of 1, 5, 17, 40 positions, every built dtype (the
+//                           channels-last kernels' scalar, 4-lane, vector and full-tile paths
+//                           and their tails).
+//   LayoutViews.*           non-dense NXC views with Plan::run's view overload: channel slices of
+//                           concatenated tensors, padded rows, the output's gaps untouched.
+//   LayoutFormat.*          NCX set explicitly equals the default; NXC really is channels last.
+#include "check.h"
+
+#include <chrono>
+
+namespace {
+
+using deconv::DataFormat;
+using deconv::DType;
+using deconv_test::Buffer;
+using deconv_test::vec_str;
+
+// ---------------------------------------------------------------- layouts (test-side)
+
+std::vector<int64_t> nxc_of(const std::vector<int64_t> &ncx) {
+    std::vector<int64_t> s{ncx[0]};
+    s.insert(s.end(), ncx.begin() + 2, ncx.end());
+    s.push_back(ncx[1]);
+    return s;
+}
+
+template <class T>
+std::vector<T> ncx_to_nxc(const std::vector<T> &v, const std::vector<int64_t> &ncx) {
+    const int64_t n = ncx[0], c = ncx[1];
+    const int64_t x = deconv_ref::product(ncx) / (n * c);
+    std::vector<T> out(v.size());
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t ch = 0; ch < c; ch++)
+            for (int64_t p = 0; p < x; p++) out[(i * x + p) * c + ch] = v[(i * c + ch) * x + p];
+    return out;
+}
+
+deconv_ref::Result to_nxc(const deconv_ref::Result &r) {
+    deconv_ref::Result o = r;
+    const auto &s = r.shape.output_shape;
+    o.output = ncx_to_nxc(r.output, s);
+    o.abs_sum = ncx_to_nxc(r.abs_sum, s);
+    o.terms = ncx_to_nxc(r.terms, s);
+    o.shape.output_shape = nxc_of(s);
+    return o;
+}
+
+deconv::Attributes nxc_attrs(const deconv_ref::Problem &p) {
+    deconv::Attributes a = deconv_test::to_lib_attrs(p);
+    a.data_format = DataFormat::NXC;
+    return a;
+}
+
+void run_free_nxc(const deconv_ref::Problem &p, const deconv::ConstTensorView &in,
+                  const deconv::ConstTensorView &w, const deconv::TensorView &out) {
+    const auto a = nxc_attrs(p);
+    if (p.grouped)
+        deconv::group_convolution_backprop_data(in, w, out, a, p.output_shape);
+    else
+        deconv::convolution_backprop_data(in, w, out, a, p.output_shape);
+}
+
+// ---------------------------------------------------------------- one problem
+
+struct LCase {
+    deconv_ref::Problem p;  // NCX shapes, as the reference sees them
+    DType dtype = DType::f32;
+    int api = 0;  // 0 free function dense, 1 Plan dense (twice), 2 strided views
+    uint64_t seed = 0;
+    std::vector<double> input;   // NCX values (transposed to NXC for the library)
+    std::vector<double> filter;  // the filter, same layout for both formats
+};
+
+std::string describe(const LCase &c) {
+    static const char *apis[] = {"free-function", "plan", "strided-views"};
+    return "NXC " + deconv_ref::describe(c.p) + " (data " + vec_str(nxc_of(c.p.input_shape)) + ") dtype=" +
+           deconv_test::dt_str(c.dtype) + " api=" + apis[c.api] + " seed=" + std::to_string(c.seed);
+}
+
+::testing::AssertionResult run_and_check(const LCase &c) {
+    const deconv_ref::Problem &p = c.p;
+    auto fail = [&]() { return ::testing::AssertionFailure() << describe(c) << "\n  "; };
+    try {
+        const deconv_ref::Result ref_ncx = deconv_ref::compute(p, c.input, c.filter);
+        const deconv_ref::Result ref = to_nxc(ref_ncx);
+        const auto &out_shape = ref.shape.output_shape;
+        const auto in_shape = nxc_of(p.input_shape);
+        const auto in_values = ncx_to_nxc(c.input, p.input_shape);
+        const auto attrs = nxc_attrs(p);
+        const deconv::Op op = deconv_test::lib_op(p);
+
+        const deconv::ShapeInfo info = deconv::infer_shape(op, in_shape, p.filter_shape, attrs, p.output_shape);
+        if (info.output_shape != out_shape || info.pads_begin != ref.shape.pads_begin ||
+            info.pads_end != ref.shape.pads_end || info.data_format != DataFormat::NXC)
+            return fail() << "infer_shape gives " << vec_str(info.output_shape) << " pads "
+                          << vec_str(info.pads_begin) << "/" << vec_str(info.pads_end) << " format "
+                          << (info.data_format == DataFormat::NXC ? "NXC" : "NCX") << ", reference "
+                          << vec_str(out_shape) << " pads " << vec_str(ref.shape.pads_begin) << "/"
+                          << vec_str(ref.shape.pads_end);
+
+        if (c.api == 0) {
+            Buffer in(c.dtype, in_shape), w(c.dtype, p.filter_shape), out(c.dtype, out_shape);
+            deconv_test::fill(in, in_values);
+            deconv_test::fill(w, c.filter);
+            out.fill_bytes(0xCD);
+            run_free_nxc(p, in.cview(), w.cview(), out.view());
+            if (!out.guards_intact()) return fail() << "wrote outside the output buffer";
+            auto r = deconv_test::compare_to_reference(c.dtype, deconv_test::read_all(out), ref);
+            if (!r) return fail() << r.message();
+            return r;
+        }
+        if (c.api == 1) {
+            const deconv::Plan plan =
+                deconv::Plan::create(op, c.dtype, in_shape, p.filter_shape, attrs, p.output_shape);
+            if (plan.shape().output_shape != out_shape)
+                return fail() << "Plan::shape() " << vec_str(plan.shape().output_shape);
+            if (plan.macs() != ref.macs)
+                return fail() << "Plan::macs() " << plan.macs() << ", in-range terms " << ref.macs;
+            Buffer in(c.dtype, in_shape), w(c.dtype, p.filter_shape), out(c.dtype, out_shape);
+            deconv_test::fill(in, in_values);
+            deconv_test::fill(w, c.filter);
+            out.fill_bytes(0xCD);
+            plan.run(in.data(), w.data(), out.data());
+            if (!out.guards_intact()) return fail() << "wrote outside the output buffer";
+            auto r = deconv_test::compare_to_reference(c.dtype, deconv_test::read_all(out), ref);
+            if (!r) return fail() << "first Plan::run: " << r.message();
+            std::mt19937 rng(static_cast<uint32_t>(c.seed * 7 + 1));
+            const auto input2 = deconv_test::random_values(c.dtype, in.count, rng);  // NCX order
+            deconv_test::fill(in, ncx_to_nxc(input2, p.input_shape));
+            const deconv_ref::Result ref2 = to_nxc(deconv_ref::compute(p, input2, c.filter));
+            plan.run(in.data(), w.data(), out.data());
+            r = deconv_test::compare_to_reference(c.dtype, deconv_test::read_all(out), ref2);
+            if (!r) return fail() << "second Plan::run: " << r.message();
+            return r;
+        }
+        // Strided views: NXC shapes with gaps on every axis, sometimes in a permuted memory
+        // order (then the logical NXC view is physically something else).
+        std::mt19937 rng(static_cast<uint32_t>(c.seed * 13 + 5));
+        const auto li = deconv_test::make_layout(in_shape, rng, rng() % 4 == 0);
+        const auto lw = deconv_test::make_layout(p.filter_shape, rng, rng() % 4 == 0);
+        const auto lo = deconv_test::make_layout(out_shape, rng, rng() % 4 == 0);
+        Buffer in(c.dtype, in_shape, li.span), w(c.dtype, p.filter_shape, lw.span), out(c.dtype, out_shape, lo.span);
+        deconv_test::fill_strided(in, in_shape, li.strides, in_values);
+        deconv_test::fill_strided(w, p.filter_shape, lw.strides, c.filter);
+        out.fill_bytes(0xCD);
+        const auto before = out.payload();
+        const deconv::ConstTensorView iv(in.data(), c.dtype, in_shape, li.strides);
+        const deconv::ConstTensorView wv(w.data(), c.dtype, p.filter_shape, lw.strides);
+        const deconv::TensorView ov{out.data(), c.dtype, out_shape, lo.strides};
+        const bool use_plan = rng() % 3 != 0;
+        if (use_plan)
+            deconv::Plan::create(op, c.dtype, in_shape, p.filter_shape, attrs, p.output_shape).run(iv, wv, ov);
+        else
+            run_free_nxc(p, iv, wv, ov);
+        if (!out.guards_intact()) return fail() << "wrote outside the output buffer";
+        const int64_t n = deconv_ref::product(out_shape);
+        std::vector<double> got(static_cast<size_t>(n));
+        std::vector<char> used(static_cast<size_t>(lo.span), 0);
+        for (int64_t i = 0; i < n; i++) {
+            const int64_t off = deconv_test::offset_of(i, out_shape, lo.strides);
+            got[static_cast<size_t>(i)] = out.get(off);
+            used[static_cast<size_t>(off)] = 1;
+        }
+        const auto after = out.payload();
+        const size_t es = out.elem();
+        for (int64_t e = 0; e < lo.span; e++)
+            if (!used[static_cast<size_t>(e)] && std::memcmp(&after[e * es], &before[e * es], es) != 0)
+                return fail() << "wrote into a gap of the strided output view at element " << e << " (strides "
+                              << vec_str(lo.strides) << ")";
+        auto r = deconv_test::compare_to_reference(c.dtype, got, ref);
+        if (!r)
+            return fail() << (use_plan ? "Plan::run(views)" : "free function") << " in strides "
+                          << vec_str(li.strides) << " w strides " << vec_str(lw.strides) << " out strides "
+                          << vec_str(lo.strides) << ": " << r.message();
+        return r;
+    } catch (const deconv::Error &e) {
+        return fail() << "deconv::Error: " << e.what();
+    } catch (const std::exception &e) {
+        return fail() << "exception: " << e.what();
+    }
+}
+
+// ---------------------------------------------------------------- the sweep
+
+constexpr int kCasesPerShard = 96;
+// Output channels per group of the wide cases: the channels-last kernels' scalar (< 4), 4-lane,
+// one-vector and full-tile paths, with tails (5, 13, 67: tiles shifted inwards).
+constexpr int64_t kWide[] = {1, 3, 5, 8, 13, 16, 32, 48, 64, 67, 96};
+constexpr int kWideCount = 11;
+constexpr int64_t kMacBudget = 400000;  // per case, to keep the naive reference quick
+
+LCase make_lcase(DType t, int rank, int index) {
+    LCase c;
+    c.dtype = t;
+    c.seed = deconv_test::sweep_seed(t, rank, index) ^ 0x1A7007C4A11ull;
+    std::mt19937 rng(static_cast<uint32_t>(c.seed ^ (c.seed >> 32)));
+    auto ri = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+    const bool big3 = rank == 3;
+    const bool wide = index % 4 >= 2;
+    deconv_ref::Problem &p = c.p;
+    p.grouped = ri(0, 9) < 6;
+    int64_t G = 1, cin = 1, cout = 1, N = 1;
+    if (wide) {
+        if (p.grouped && ri(0, 3) == 0) {  // depthwise over many channels
+            G = kWide[2 + (index / 4 + rank) % (kWideCount - 2)];
+        } else {
+            G = p.grouped ? ri(1, 2) : 1;
+            cin = ri(1, big3 ? 2 : 4);
+            cout = kWide[(index / 4 + rank) % kWideCount];
+        }
+        N = ri(1, 2);
+    } else {
+        if (p.grouped && ri(0, 3) == 0) {
+            G = ri(3, big3 ? 6 : 12);
+        } else {
+            G = p.grouped ? ri(1, 4) : 1;
+            cin = ri(1, big3 ? 2 : 3);
+            cout = ri(1, big3 ? 2 : 3);
+        }
+        N = ri(1, 3);
+    }
+    std::vector<int64_t> X(rank), K(rank), S(rank), Dl(rank);
+    for (int a = 0; a < rank; a++) {
+        const bool inner = a == rank - 1;
+        X[a] = wide ? (inner ? ri(1, rank == 1 ? 40 : rank == 2 ? 20 : 12) : ri(1, big3 ? 2 : 3))
+                    : ri(1, rank == 1 ? 12 : rank == 2 ? 6 : 4);
+        K[a] = ri(1, big3 ? 3 : 5);
+        Dl[a] = ri(1, big3 ? 2 : 3);
+        S[a] = ri(1, 4);
+    }
+    // Keep the reference's work bounded: shrink the batch, the outer rows, C_IN, the taps.
+    auto macs = [&] {
+        return N * G * cin * cout * deconv_ref::product(X) * deconv_ref::product(K);
+    };
+    while (macs() > kMacBudget) {
+        if (N > 1) { N--; continue; }
+        int outer = -1;
+        for (int a = 0; a + 1 < rank; a++)
+            if (X[a] > 1 && (outer < 0 || X[a] > X[outer])) outer = a;
+        if (outer >= 0) { X[outer]--; continue; }
+        if (cin > 1) { cin--; continue; }
+        int ka = 0;
+        for (int a = 1; a < rank; a++)
+            if (K[a] > K[ka]) ka = a;
+        if (K[ka] > 1) { K[ka]--; continue; }
+        X[rank - 1]--;
+    }
+    p.input_shape = {N, G * cin};
+    p.filter_shape = p.grouped ? std::vector<int64_t>{G, cin, cout} : std::vector<int64_t>{cin, cout};
+    const int ap = static_cast<int>(ri(0, 9));
+    p.auto_pad = ap < 4 ? deconv_ref::AutoPad::Explicit
+                 : ap < 6 ? deconv_ref::AutoPad::SameUpper
+                 : ap < 8 ? deconv_ref::AutoPad::SameLower
+                          : deconv_ref::AutoPad::Valid;
+    const bool with_output_shape = ri(0, 9) < 3;
+    std::vector<int64_t> os;
+    for (int a = 0; a < rank; a++) {
+        const int64_t s = S[a], d = Dl[a];
+        const int64_t op = ri(0, 1) ? 0 : ri(0, s + 1);
+        const int64_t eff = (K[a] - 1) * d + 1;
+        const int64_t span = s * (X[a] - 1) + eff;
+        int64_t pb = ri(0, eff), pe = ri(0, eff);
+        if (p.auto_pad == deconv_ref::AutoPad::Explicit && !with_output_shape)
+            while (span - pb - pe + op < 1) (pe > 0 ? pe : pb)--;
+        p.input_shape.push_back(X[a]);
+        p.filter_shape.push_back(K[a]);
+        p.strides.push_back(s);
+        p.dilations.push_back(d);
+        p.pads_begin.push_back(pb);
+        p.pads_end.push_back(pe);
+        p.output_padding.push_back(op);
+        os.push_back(ri(std::max<int64_t>(1, span - 2 * eff - s), span + op + 3));
+    }
+    if (with_output_shape) p.output_shape = os;
+    auto all_eq = [](const std::vector<int64_t> &v, int64_t x) {
+        return std::all_of(v.begin(), v.end(), [x](int64_t y) { return y == x; });
+    };
+    if (all_eq(p.strides, 1) && ri(0, 1)) p.strides.clear();
+    if (all_eq(p.dilations, 1) && ri(0, 1)) p.dilations.clear();
+    if (all_eq(p.output_padding, 0) && ri(0, 1)) p.output_padding.clear();
+    if (all_eq(p.pads_begin, 0) && all_eq(p.pads_end, 0) && ri(0, 1)) {
+        p.pads_begin.clear();
+        p.pads_end.clear();
+    }
+    const int k = index % 10;
+    c.api = k < 6 ? 0 : k < 8 ? 1 : 2;
+    c.input = deconv_test::random_values(t, deconv_ref::product(p.input_shape), rng);
+    c.filter = deconv_test::random_values(t, deconv_ref::product(p.filter_shape), rng);
+    return c;
+}
+
+struct Shard {
+    DType dtype;
+    int rank;
+};
+std::ostream &operator<<(std::ostream &os, const Shard &s) {
+    return os << deconv_test::dt_str(s.dtype) << " rank " << s.rank;
+}
+
+std::vector<Shard> all_shards() {
+    std::vector<Shard> v;
+    for (DType t : deconv_test::all_dtypes())
+        for (int rank = 1; rank <= 3; rank++) v.push_back({t, rank});
+    return v;
+}
+
+class LayoutSweep : public ::testing::TestWithParam<Shard> {};
+
+TEST_P(LayoutSweep, NxcMatchesReference) {
+    const DType t = GetParam().dtype;
+    const int rank = GetParam().rank;
+    if (!deconv_test::dtype_built(t)) GTEST_SKIP() << deconv_test::dt_str(t) << " not built";
+    if (!deconv_test::rank_built(rank)) GTEST_SKIP() << "rank " << rank << " not built";
+    int failed = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < kCasesPerShard; i++) {
+        const LCase c = make_lcase(t, rank, i);
+        const auto r = run_and_check(c);
+        if (!r && ++failed <= 10) ADD_FAILURE() << "layout case #" << i << ": " << r.message();
+    }
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(failed, 0) << failed << " of " << kCasesPerShard << " cases failed";
+    std::printf("[ shard    ] NXC %s rank %d: %d cases, %.2f s\n", deconv_test::dt_str(t), rank,
+                kCasesPerShard, secs);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shards, LayoutSweep, ::testing::ValuesIn(all_shards()),
+                         [](const ::testing::TestParamInfo<Shard> &pinfo) {
+                             return std::string(deconv_test::dt_str(pinfo.param.dtype)) + "_rank" +
+                                    std::to_string(pinfo.param.rank);
+                         });
+
+// The generator covers what it claims (no library involved).
+TEST(LayoutSweepCoverage, GeneratorCoversTheSpace) {
+    std::set<int64_t> couts, depthwise_groups, rows;
+    int depthwise = 0, grouped = 0, conv = 0, modes_with_os[4] = {0, 0, 0, 0}, apis[3] = {0, 0, 0};
+    int batch3 = 0, stride4 = 0, dil3 = 0, k5 = 0, asym = 0, op_ge_s = 0, neg_total = 0;
+    for (DType t : deconv_test::all_dtypes())
+        for (int rank = 1; rank <= 3; rank++)
+            for (int i = 0; i < kCasesPerShard; i++) {
+                const LCase c = make_lcase(t, rank, i);
+                const auto r = deconv_ref::resolve(c.p);
+                couts.insert(r.c_out);
+                rows.insert(r.out_spatial.back());
+                if (c.p.grouped && r.c_in == 1 && r.c_out == 1 && r.groups >= 3) {
+                    depthwise++;
+                    depthwise_groups.insert(r.groups);
+                }
+                grouped += c.p.grouped;
+                conv += !c.p.grouped;
+                if (c.p.output_shape) modes_with_os[static_cast<int>(c.p.auto_pad)]++;
+                apis[c.api]++;
+                batch3 += r.n == 3;
+                for (int a = 0; a < rank; a++) {
+                    stride4 += r.strides[a] == 4;
+                    dil3 += r.dilations[a] == 3;
+                    k5 += r.kernel[a] == 5;
+                    asym += r.pads_begin[a] != r.pads_end[a];
+                    op_ge_s += r.output_padding[a] >= r.strides[a] && r.output_padding[a] > 0;
+                    neg_total += r.raw_pads_begin[a] < 0 || r.raw_pads_end[a] < 0;
+                }
+            }
+    for (int64_t w : kWide) EXPECT_TRUE(couts.count(w)) << "no case with " << w << " output channels per group";
+    for (int64_t y = 1; y <= 40; y++) EXPECT_TRUE(rows.count(y)) << "no case with rows of " << y;
+    EXPECT_GE(depthwise_groups.count(32) + depthwise_groups.count(48) + depthwise_groups.count(64), 2u);
+    EXPECT_GT(depthwise, 60);
+    EXPECT_GT(grouped, 200);
+    EXPECT_GT(conv, 150);
+    for (int m = 0; m < 4; m++) EXPECT_GT(modes_with_os[m], 10) << "auto_pad " << m << " with output_shape";
+    for (int m = 0; m < 3; m++) EXPECT_GT(apis[m], 150) << "api " << m;
+    EXPECT_GT(batch3, 50);
+    EXPECT_GT(stride4, 100);
+    EXPECT_GT(dil3, 50);
+    EXPECT_GT(k5, 50);
+    EXPECT_GT(asym, 200);
+    EXPECT_GT(op_ge_s, 50);
+    EXPECT_GT(neg_total, 20);
+}
+
+// ---------------------------------------------------------------- wide channels
+
+// Every width of output channels per group (kWide) x rows of 1, 5, 17 and 40 output positions, both
+// ops, ranks 1-3, every built dtype.
+TEST(LayoutWide, EveryChannelWidthAndRowLength) {
+    int ran = 0, failed = 0;
+    const int64_t row_lengths[] = {1, 5, 17, 40};
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t)) continue;
+        int i = 0;
+        for (int64_t cout : kWide)
+            for (int64_t row : row_lengths) {
+                const int rank = 1 + (i % 3);
+                const uint64_t seed = deconv_test::sweep_seed(t, rank, 1000 + i) ^ 0x5EEDull;
+                i++;
+                if (!deconv_test::rank_built(rank)) continue;
+                std::mt19937 rng(static_cast<uint32_t>(seed));
+                LCase c;
+                c.dtype = t;
+                c.seed = seed;
+                deconv_ref::Problem &p = c.p;
+                p.grouped = i % 2 == 0;
+                const int64_t G = p.grouped ? 2 : 1, cin = rank == 3 ? 2 : 3;
+                p.input_shape = {i % 4 == 0 ? 2 : 1, G * cin};
+                p.filter_shape = p.grouped ? std::vector<int64_t>{G, cin, cout} : std::vector<int64_t>{cin, cout};
+                const bool by_output_shape = i % 3 == 0;
+                std::vector<int64_t> os;
+                for (int a = 0; a < rank; a++) {
+                    const bool inner = a == rank - 1;
+                    if (by_output_shape) {
+                        // output_shape sets the row; stride 2, K 3, same_* / explicit / valid.
+                        const int64_t s = 2, k = 3;
+                        const int64_t y = inner ? row : 3;
+                        p.input_shape.push_back(std::max<int64_t>(1, (y + 1) / s));
+                        p.filter_shape.push_back(k);
+                        p.strides.push_back(s);
+                        os.push_back(y);
+                    } else {
+                        // K 3, stride 1, pads 1/1: Y = X.
+                        p.input_shape.push_back(inner ? row : rank == 3 ? 1 : 2);
+                        p.filter_shape.push_back(3);
+                        p.strides.push_back(1);
+                        p.pads_begin.push_back(1);
+                        p.pads_end.push_back(1);
+                    }
+                }
+                if (by_output_shape) {
+                    p.output_shape = os;
+                    p.auto_pad = static_cast<deconv_ref::AutoPad>(i % 4);
+                }
+                c.api = i % 3;
+                c.input = deconv_test::random_values(t, deconv_ref::product(p.input_shape), rng);
+                c.filter = deconv_test::random_values(t, deconv_ref::product(p.filter_shape), rng);
+                // The row really has `row` positions.
+                EXPECT_EQ(deconv_ref::resolve(p).out_spatial.back(), row) << describe(c);
+                ran++;
+                const auto r = run_and_check(c);
+                if (!r && ++failed <= 12) ADD_FAILURE() << r.message();
+            }
+    }
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
+// ---------------------------------------------------------------- strided NXC views
+
+// A channels-last tensor whose channels are a slice [c0, c0 + C) of a wider one (as after a
+// concat), and rows padded to a larger pitch: the input and the output are such views, run
+// through Plan::run's view overload. The output's other channels and pads must stay as they
+// were.
+TEST(LayoutViews, ChannelSlicesOfWiderTensors) {
+    int ran = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t)) continue;
+        for (int rank = 1; rank <= 3; rank++) {
+            if (!deconv_test::rank_built(rank)) continue;
+            for (int variant = 0; variant < 4; variant++) {
+                const uint64_t seed = deconv_test::sweep_seed(t, rank, 5000 + variant);
+                std::mt19937 rng(static_cast<uint32_t>(seed));
+                deconv_ref::Problem p;
+                p.grouped = variant % 2 == 0;
+                const int64_t G = p.grouped ? (variant == 2 ? 16 : 2) : 1;
+                const int64_t cin = variant == 2 ? 1 : 3;
+                const int64_t cout = variant == 2 ? 1 : variant == 3 ? 40 : 8;
+                p.input_shape = {2, G * cin};
+                p.filter_shape = p.grouped ? std::vector<int64_t>{G, cin, cout} : std::vector<int64_t>{cin, cout};
+                for (int a = 0; a < rank; a++) {
+                    const bool inner = a == rank - 1;
+                    p.input_shape.push_back(inner ? (rank == 1 ? 19 : 9) : 3);
+                    p.filter_shape.push_back(a == 0 ? 3 : 2);
+                    p.strides.push_back(a == 0 ? 2 : 1);
+                    p.dilations.push_back(inner ? 2 : 1);
+                    p.pads_begin.push_back(1);
+                    p.pads_end.push_back(0);
+                    p.output_padding.push_back(a == 0 ? 1 : 0);
+                }
+                const auto in_ncx = deconv_test::random_values(t, deconv_ref::product(p.input_shape), rng);
+                const auto w = deconv_test::random_values(t, deconv_ref::product(p.filter_shape), rng);
+                const deconv_ref::Result ref = to_nxc(deconv_ref::compute(p, in_ncx, w));
+                const auto in_shape = nxc_of(p.input_shape);
+                const auto &out_shape = ref.shape.output_shape;
+                // Strides of an NXC slice: channel stride 1, position stride = wider C (+ row
+                // padding on the innermost spatial axis), slice offset c0.
+                auto slice = [&](const std::vector<int64_t> &shape, int64_t extra_c, int64_t c0, int64_t row_pad,
+                                 int64_t *span, int64_t *offset) {
+                    const size_t r = shape.size();
+                    std::vector<int64_t> st(r);
+                    const int64_t cw = shape[r - 1] + extra_c;
+                    st[r - 1] = 1;
+                    int64_t s = cw;
+                    for (size_t ax = r - 1; ax-- > 0;) {
+                        st[ax] = s;
+                        s *= shape[ax] + (ax == r - 2 ? row_pad : 0);
+                    }
+                    *span = s;
+                    *offset = c0;
+                    return st;
+                };
+                int64_t in_span, in_off, out_span, out_off;
+                const auto in_st = slice(in_shape, 5, 2, 1, &in_span, &in_off);
+                const auto out_st = slice(out_shape, 7 + variant, 3 + variant, variant % 2 ? 2 : 0, &out_span, &out_off);
+                Buffer in(t, in_shape, in_span), wb(t, p.filter_shape), out(t, out_shape, out_span);
+                {
+                    // The slice starts at element c0 of the backing buffer.
+                    std::vector<double> backing(static_cast<size_t>(in_span), 0.0);
+                    const double poison = deconv_ref::dt_is_float(deconv_test::to_ref(t))
+                                              ? std::numeric_limits<double>::quiet_NaN() : 77.0;
+                    for (auto &v : backing) v = poison;
+                    const auto in_nxc = ncx_to_nxc(in_ncx, p.input_shape);
+                    for (size_t i = 0; i < in_nxc.size(); i++)
+                        backing[static_cast<size_t>(in_off + deconv_test::offset_of(static_cast<int64_t>(i), in_shape, in_st))] = in_nxc[i];
+                    for (int64_t i = 0; i < in_span; i++) in.set(i, backing[static_cast<size_t>(i)]);
+                }
+                deconv_test::fill(wb, w);
+                out.fill_bytes(0xCD);
+                const auto before = out.payload();
+                const size_t es = out.elem();
+                const auto *in_base = static_cast<const unsigned char *>(in.data()) + in_off * static_cast<int64_t>(es);
+                auto *out_base = static_cast<unsigned char *>(out.data()) + out_off * static_cast<int64_t>(es);
+                const deconv::ConstTensorView iv(in_base, t, in_shape, in_st);
+                const deconv::TensorView ov{out_base, t, out_shape, out_st};
+                const auto attrs = nxc_attrs(p);
+                const deconv::Op op = deconv_test::lib_op(p);
+                SCOPED_TRACE(deconv_ref::describe(p) + " NXC dtype " + deconv_test::dt_str(t) + " in strides " +
+                             vec_str(in_st) + " out strides " + vec_str(out_st));
+                // The same output span must hold the view: the backing buffer is big enough.
+                ASSERT_LE(out_off + deconv_test::offset_of(deconv_ref::product(out_shape) - 1, out_shape, out_st),
+                          out_span - 1);
+                try {
+                    deconv::Plan::create(op, t, in_shape, p.filter_shape, attrs).run(iv, wb.cview(), ov);
+                } catch (const deconv::Error &e) {
+                    ADD_FAILURE() << "deconv::Error: " << e.what();
+                    continue;
+                }
+                ran++;
+                EXPECT_TRUE(out.guards_intact());
+                const int64_t n = deconv_ref::product(out_shape);
+                std::vector<double> got(static_cast<size_t>(n));
+                std::vector<char> used(static_cast<size_t>(out_span), 0);
+                for (int64_t i = 0; i < n; i++) {
+                    const int64_t off = out_off + deconv_test::offset_of(i, out_shape, out_st);
+                    got[static_cast<size_t>(i)] = out.get(off);
+                    used[static_cast<size_t>(off)] = 1;
+                }
+                const auto after = out.payload();
+                int64_t touched = 0;
+                for (int64_t e = 0; e < out_span; e++)
+                    if (!used[static_cast<size_t>(e)] && std::memcmp(&after[e * es], &before[e * es], es) != 0)
+                        touched++;
+                EXPECT_EQ(touched, 0) << "elements outside the output view were written";
+                EXPECT_TRUE(deconv_test::compare_to_reference(t, got, ref));
+            }
+        }
+    }
+    if (ran == 0) GTEST_SKIP() << "nothing built";
+}
+
+// ---------------------------------------------------------------- the format attribute
+
+// data_format NCX set explicitly gives the same as unset (the OpenVINO ops' default), and NXC
+// is really channels last: the same values in NXC order give the same numbers transposed.
+TEST(LayoutFormat, NcxExplicitEqualsDefaultAndNxcIsTheTranspose) {
+    if (!deconv_test::dtype_built(DType::f32) || !deconv_test::rank_built(2)) GTEST_SKIP();
+    deconv_ref::Problem p;
+    p.grouped = true;
+    p.input_shape = {2, 6, 4, 5};      // G = 2, C_IN = 3
+    p.filter_shape = {2, 3, 5, 3, 2};  // C_OUT = 5
+    p.strides = {2, 3};
+    p.pads_begin = {1, 0};
+    p.pads_end = {0, 1};
+    p.output_padding = {1, 0};
+    std::mt19937 rng(12345);
+    const auto x = deconv_test::random_values(DType::f32, deconv_ref::product(p.input_shape), rng);
+    const auto w = deconv_test::random_values(DType::f32, deconv_ref::product(p.filter_shape), rng);
+    const auto ref = deconv_ref::compute(p, x, w);
+    // Y1 = 2*3 + 3 - 1 - 0 + 1 = 9, Y2 = 3*4 + 2 - 0 - 1 = 13
+    const auto &os = ref.shape.output_shape;
+    ASSERT_EQ(os, (std::vector<int64_t>{2, 10, 9, 13}));
+
+    deconv::Attributes a = deconv_test::to_lib_attrs(p);
+    Buffer in(DType::f32, p.input_shape), wb(DType::f32, p.filter_shape), o1(DType::f32, os), o2(DType::f32, os);
+    deconv_test::fill(in, x);
+    deconv_test::fill(wb, w);
+    deconv::group_convolution_backprop_data(in.cview(), wb.cview(), o1.view(), a);
+    a.data_format = DataFormat::NCX;
+    deconv::group_convolution_backprop_data(in.cview(), wb.cview(), o2.view(), a);
+    EXPECT_EQ(o1.payload(), o2.payload());
+    EXPECT_TRUE(deconv_test::compare_to_reference(DType::f32, deconv_test::read_all(o1), ref));
+
+    a.data_format = DataFormat::NXC;
+    const auto nxc_in = nxc_of(p.input_shape), nxc_out = nxc_of(os);
+    EXPECT_EQ(deconv::infer_shape(deconv::Op::GroupConvolutionBackpropData, nxc_in, p.filter_shape, a).output_shape,
+              nxc_out);
+    Buffer in2(DType::f32, nxc_in), o3(DType::f32, nxc_out);
+    deconv_test::fill(in2, ncx_to_nxc(x, p.input_shape));
+    deconv::group_convolution_backprop_data(in2.cview(), wb.cview(), o3.view(), a);
+    EXPECT_TRUE(deconv_test::compare_to_reference(DType::f32, deconv_test::read_all(o3), to_nxc(ref)));
+    // The NCX result transposed equals the NXC result up to summation order (f32 rounding).
+    const auto t1 = ncx_to_nxc(deconv_test::read_all(o1), os);
+    const auto t3 = deconv_test::read_all(o3);
+    ASSERT_EQ(t1.size(), t3.size());
+    int64_t far = 0;
+    for (size_t i = 0; i < t1.size(); i++)
+        if (std::fabs(t1[i] - t3[i]) > 1e-5 * (1 + std::fabs(t1[i]))) far++;
+    EXPECT_EQ(far, 0);
+    // ConvolutionBackpropData NXC: the data's last axis is C_IN; the NCX shape is refused there.
+    deconv::Attributes c;
+    c.data_format = DataFormat::NXC;
+    EXPECT_EQ(deconv::infer_shape(deconv::Op::ConvolutionBackpropData, {1, 7, 3}, {3, 4, 2}, c).output_shape,
+              (std::vector<int64_t>{1, 8, 4}));
+    EXPECT_THROW(deconv::infer_shape(deconv::Op::ConvolutionBackpropData, {1, 3, 7}, {3, 4, 2}, c), deconv::Error);
+    // With output_shape (spatial only), the output is [N, Y, C].
+    EXPECT_EQ(deconv::infer_shape(deconv::Op::ConvolutionBackpropData, {1, 7, 3}, {3, 4, 2}, c,
+                                  std::vector<int64_t>{11})
+                  .output_shape,
+              (std::vector<int64_t>{1, 11, 4}));
+}
+
+}  // namespace

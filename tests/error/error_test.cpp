@@ -556,6 +556,156 @@ TEST(ErrorOverflow, ExtentBeyondKernelAddressing) {
         "Plan::create");
 }
 
+// ---------------------------------------------------------------- layouts and oneDNN-only attributes
+
+// The NXC form of the baseline Call: data [1, 5, 5, 4], output [1, 7, 7, 6].
+Call nxc_call() {
+    Call c;
+    c.attrs.data_format = deconv::DataFormat::NXC;
+    c.in_shape = {1, 5, 5, 4};
+    c.out_shape = {1, 7, 7, 6};
+    return c;
+}
+
+TEST(ErrorLayout, NxcBaselineIsValid) {
+    if (!deconv_test::dtype_built(DType::f32) || !deconv_test::rank_built(2)) GTEST_SKIP() << "f32 2D not built";
+    Call c = nxc_call();
+    deconv_test::Buffer in(c.in_t, c.in_shape), w(c.w_t, c.w_shape), out(c.out_t, c.out_shape);
+    in.fill_bytes(0);
+    w.fill_bytes(0);
+    ASSERT_NO_THROW(deconv::group_convolution_backprop_data(in.cview(), w.cview(), out.view(), c.attrs));
+    EXPECT_EQ(deconv::infer_shape(c.op, c.in_shape, c.w_shape, c.attrs).output_shape, c.out_shape);
+}
+
+// weights_format, groups and dst_shape belong to ConvolutionBackwardData only.
+TEST(ErrorLayout, OneDnnAttributesOnOpenVinoOps) {
+    for (Op op : {Op::GroupConvolutionBackpropData, Op::ConvolutionBackpropData}) {
+        SCOPED_TRACE(deconv::op_name(op));
+        auto base = [&] {
+            Call c;
+            c.op = op;
+            if (op == Op::ConvolutionBackpropData) {
+                c.w_shape = {4, 6, 3, 3};  // C_IN = 4, C_OUT = 6
+            }
+            return c;
+        };
+        for (auto wf : {deconv::WeightsFormat::OIX, deconv::WeightsFormat::XIO}) {
+            Call c = base();
+            c.attrs.weights_format = wf;
+            expect_run_error(c, {"weights_format", "weights format"}, deconv::ErrorKind::InvalidArgument, true);
+        }
+        for (int64_t g : {1, 2}) {
+            Call c = base();
+            c.attrs.groups = g;
+            expect_run_error(c, {"groups"}, deconv::ErrorKind::InvalidArgument, true);
+        }
+        Call d = base();
+        d.attrs.dst_shape = std::vector<int64_t>{1, 6, 7, 7};
+        expect_run_error(d, {"dst_shape", "dst shape"}, deconv::ErrorKind::InvalidArgument, true);
+        // Also under NXC.
+        Call e = base();
+        e.attrs.data_format = deconv::DataFormat::NXC;
+        e.in_shape = {1, 5, 5, 4};
+        e.out_shape = {1, 7, 7, 6};
+        e.attrs.weights_format = deconv::WeightsFormat::XIO;
+        expect_run_error(e, {"weights_format", "weights format"}, deconv::ErrorKind::InvalidArgument, true);
+    }
+}
+
+// NXC data given in NCX shape: the last axis (5) is taken as the channels, which do not match
+// G x C_IN = 4.
+TEST(ErrorLayout, NcxShapedDataUnderNxc) {
+    Call c = nxc_call();
+    c.in_shape = {1, 4, 5, 5};
+    expect_run_error(c, {"channel"}, deconv::ErrorKind::InvalidArgument, true);
+    Call d = nxc_call();
+    d.op = Op::ConvolutionBackpropData;
+    d.in_shape = {1, 4, 5, 5};
+    d.w_shape = {4, 6, 3, 3};
+    expect_run_error(d, {"channel", "c_in"}, deconv::ErrorKind::InvalidArgument, true);
+}
+
+// Channels-last data, but the output view in NCX shape (and the reverse).
+TEST(ErrorLayout, OutputViewInTheOtherFormat) {
+    Call c = nxc_call();
+    c.out_shape = {1, 6, 7, 7};
+    expect_run_error(c, {"output", "shape"}, deconv::ErrorKind::InvalidArgument);
+    Call d;  // NCX (default)
+    d.out_shape = {1, 7, 7, 6};
+    expect_run_error(d, {"output", "shape"}, deconv::ErrorKind::InvalidArgument);
+}
+
+// Under NXC the rank rules are the same (data rank 3..5).
+TEST(ErrorLayout, NxcDataRank) {
+    Call c = nxc_call();
+    c.op = Op::ConvolutionBackpropData;
+    c.in_shape = {1, 4};
+    c.w_shape = {4, 6};
+    c.out_shape = {1, 6};
+    expect_run_error(c, {"rank"}, std::nullopt, true);
+}
+
+// An NXC plan refuses NCX-shaped views at run time (a Plan is bound to its layout).
+TEST(ErrorLayout, NxcPlanRunWithNcxViews) {
+    if (!deconv_test::dtype_built(DType::f32) || !deconv_test::rank_built(2)) GTEST_SKIP() << "f32 2D not built";
+    Call c = nxc_call();
+    const auto plan = deconv::Plan::create(c.op, c.in_t, c.in_shape, c.w_shape, c.attrs);
+    EXPECT_EQ(plan.shape().data_format, deconv::DataFormat::NXC);
+    deconv_test::Buffer in(c.in_t, {1, 4, 5, 5}), w(c.w_t, c.w_shape), out(c.out_t, {1, 6, 7, 7});
+    in.fill_bytes(0);
+    w.fill_bytes(0);
+    out.fill_bytes(kSentinel);
+    const auto before = out.payload();
+    expect_error([&] { plan.run(in.cview(), w.cview(), out.view()); }, {"input", "data", "shape"},
+                 deconv::ErrorKind::InvalidArgument, "Plan::run with NCX views");
+    EXPECT_EQ(out.payload(), before);
+}
+
+TEST(ErrorLayout, BadFormatNames) {
+    for (const char *s : {"nchw", "nhwc", "ncxx", "cxn", "bogus"}) {
+        SCOPED_TRACE(s);
+        try {
+            deconv::parse_data_format(s);
+            ADD_FAILURE() << "accepted data format '" << s << "'";
+        } catch (const deconv::Error &e) {
+            EXPECT_THAT(lower_copy(e.what()), HasSubstr(s));
+            EXPECT_EQ(e.kind(), deconv::ErrorKind::InvalidArgument);
+        }
+    }
+    for (const char *s : {"oihw", "hwio", "iox", "xoi", "bogus"}) {
+        SCOPED_TRACE(s);
+        try {
+            deconv::parse_weights_format(s);
+            ADD_FAILURE() << "accepted weights format '" << s << "'";
+        } catch (const deconv::Error &e) {
+            EXPECT_THAT(lower_copy(e.what()), HasSubstr(s));
+            EXPECT_EQ(e.kind(), deconv::ErrorKind::InvalidArgument);
+        }
+    }
+    EXPECT_THROW(deconv::parse_data_format(""), deconv::Error);
+    EXPECT_THROW(deconv::parse_weights_format(""), deconv::Error);
+}
+
+TEST(ErrorLayout, FormatNamesRoundTrip) {
+    for (auto f : {deconv::DataFormat::NCX, deconv::DataFormat::NXC}) {
+        const std::string n = deconv::data_format_name(f);
+        EXPECT_EQ(deconv::parse_data_format(n), f);
+        EXPECT_EQ(deconv::parse_data_format(deconv_test::lower(n)), f);
+        std::string u = n;
+        for (auto &ch : u) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+        EXPECT_EQ(deconv::parse_data_format(u), f);
+    }
+    EXPECT_EQ(deconv::parse_data_format("nxc"), deconv::DataFormat::NXC);
+    EXPECT_EQ(deconv::parse_data_format("NCX"), deconv::DataFormat::NCX);
+    for (auto f : {deconv::WeightsFormat::OIX, deconv::WeightsFormat::XIO}) {
+        const std::string n = deconv::weights_format_name(f);
+        EXPECT_EQ(deconv::parse_weights_format(n), f);
+        EXPECT_EQ(deconv::parse_weights_format(deconv_test::lower(n)), f);
+    }
+    EXPECT_EQ(deconv::parse_weights_format("OIX"), deconv::WeightsFormat::OIX);
+    EXPECT_EQ(deconv::parse_weights_format("xio"), deconv::WeightsFormat::XIO);
+}
+
 // ---------------------------------------------------------------- good calls stay good
 
 // The baseline Call used above is valid: if this fails, the tests above prove nothing.

@@ -265,6 +265,145 @@ double gather_point(const Resolved &r, const std::vector<int64_t> &out_index,
     return sum;
 }
 
+// ---------------------------------------------------------------- the forward op
+
+std::string describe(const ForwardProblem &p) {
+    std::ostringstream os;
+    os << "GC in=" << vec_str(p.input_shape) << " w=" << vec_str(p.filter_shape)
+       << " s=" << vec_str(p.strides) << " pb=" << vec_str(p.pads_begin)
+       << " pe=" << vec_str(p.pads_end) << " d=" << vec_str(p.dilations)
+       << " auto_pad=" << auto_pad_str(p.auto_pad);
+    return os.str();
+}
+
+ForwardAxis resolve_forward_axis(int64_t x, int64_t k, int64_t s, int64_t d, int64_t pb,
+                                 int64_t pe, AutoPad auto_pad) {
+    if (x < 1 || k < 1 || s < 1 || d < 1) bad("forward axis: sizes must be positive");
+    const int64_t eff = d * (k - 1) + 1;  // extent of the dilated kernel
+    ForwardAxis a{};
+    switch (auto_pad) {
+    case AutoPad::Explicit:
+        if (pb < 0 || pe < 0) bad("pads must be non-negative");
+        a.begin = pb;
+        a.end = pe;
+        break;
+    case AutoPad::Valid:
+        a.begin = a.end = 0;
+        break;
+    case AutoPad::SameUpper:
+    case AutoPad::SameLower: {
+        const int64_t y = (x + s - 1) / s;  // ceil(X / s)
+        int64_t total = (y - 1) * s + eff - x;
+        if (total < 0) total = 0;
+        if (auto_pad == AutoPad::SameUpper) {
+            a.begin = total / 2;
+            a.end = total - a.begin;
+        } else {
+            a.end = total / 2;
+            a.begin = total - a.end;
+        }
+        break;
+    }
+    }
+    // Y = floor((X + pb + pe - eff) / s) + 1; a negative numerator means no output position.
+    const int64_t num = x + a.begin + a.end - eff;
+    if (num < 0) bad("forward output size is not positive");
+    a.out = num / s + 1;
+    return a;
+}
+
+Resolved resolve_forward(const ForwardProblem &p) {
+    Resolved r;
+    const size_t in_rank = p.input_shape.size();
+    if (in_rank < 3 || in_rank > 5) bad("input rank must be 3..5, got " + vec_str(p.input_shape));
+    const size_t D = in_rank - 2;
+    if (p.filter_shape.size() != D + 3) bad("filter rank mismatch " + vec_str(p.filter_shape));
+    for (int64_t v : p.input_shape)
+        if (v < 1) bad("input dims must be positive");
+    for (int64_t v : p.filter_shape)
+        if (v < 1) bad("filter dims must be positive");
+    r.rank = static_cast<int64_t>(D);
+    r.n = p.input_shape[0];
+    r.groups = p.filter_shape[0];
+    r.c_out = p.filter_shape[1];
+    r.c_in = p.filter_shape[2];
+    if (p.input_shape[1] != r.groups * r.c_in) bad("channel mismatch");
+    r.in_spatial.assign(p.input_shape.begin() + 2, p.input_shape.end());
+    r.kernel.assign(p.filter_shape.begin() + 3, p.filter_shape.end());
+    r.strides = attr_or(p.strides, D, 1, "strides");
+    r.dilations = attr_or(p.dilations, D, 1, "dilations");
+    const auto pb = attr_or(p.pads_begin, D, 0, "pads_begin");
+    const auto pe = attr_or(p.pads_end, D, 0, "pads_end");
+    r.output_padding.assign(D, 0);
+    for (size_t i = 0; i < D; i++) {
+        const ForwardAxis a = resolve_forward_axis(r.in_spatial[i], r.kernel[i], r.strides[i],
+                                                   r.dilations[i], pb[i], pe[i], p.auto_pad);
+        r.pads_begin.push_back(a.begin);
+        r.pads_end.push_back(a.end);
+        r.raw_pads_begin.push_back(a.begin);
+        r.raw_pads_end.push_back(a.end);
+        r.out_spatial.push_back(a.out);
+    }
+    r.output_shape = {r.n, r.groups * r.c_out};
+    r.output_shape.insert(r.output_shape.end(), r.out_spatial.begin(), r.out_spatial.end());
+    return r;
+}
+
+Result compute_forward(const ForwardProblem &p, const std::vector<double> &input,
+                       const std::vector<double> &filter) {
+    Result res;
+    res.shape = resolve_forward(p);
+    const Resolved &r = res.shape;
+    if (static_cast<int64_t>(input.size()) != product(p.input_shape)) bad("input size");
+    if (static_cast<int64_t>(filter.size()) != product(p.filter_shape)) bad("filter size");
+    const size_t D = static_cast<size_t>(r.rank);
+    const int64_t X = product(r.in_spatial), K = product(r.kernel), Y = product(r.out_spatial);
+    const auto x_strides = dense_strides(r.in_spatial);
+    const int64_t out_count = product(r.output_shape);
+    res.output.assign(out_count, 0.0);
+    res.abs_sum.assign(out_count, 0.0);
+    res.terms.assign(out_count, 0);
+
+    std::vector<int64_t> yc(D), kc(D);
+    for (int64_t n = 0; n < r.n; n++)
+        for (int64_t g = 0; g < r.groups; g++)
+            for (int64_t co = 0; co < r.c_out; co++)
+                for (int64_t yi = 0; yi < Y; yi++) {
+                    decode(yi, r.out_spatial, yc.data());
+                    const int64_t o = ((n * r.groups + g) * r.c_out + co) * Y + yi;
+                    double sum = 0.0, asum = 0.0;
+                    int32_t terms = 0;
+                    for (int64_t ci = 0; ci < r.c_in; ci++) {
+                        const int64_t in_base = ((n * r.groups + g) * r.c_in + ci) * X;
+                        const int64_t w_base = ((g * r.c_out + co) * r.c_in + ci) * K;
+                        for (int64_t ki = 0; ki < K; ki++) {
+                            decode(ki, r.kernel, kc.data());
+                            int64_t x_flat = 0;
+                            bool inside = true;
+                            for (size_t a = 0; a < D; a++) {
+                                const int64_t x = yc[a] * r.strides[a] + kc[a] * r.dilations[a] -
+                                                  r.pads_begin[a];
+                                if (x < 0 || x >= r.in_spatial[a]) {
+                                    inside = false;
+                                    break;
+                                }
+                                x_flat += x * x_strides[a];
+                            }
+                            if (!inside) continue;
+                            const double t = input[in_base + x_flat] * filter[w_base + ki];
+                            sum += t;
+                            asum += std::fabs(t);
+                            terms++;
+                        }
+                    }
+                    res.output[o] = sum;
+                    res.abs_sum[o] = asum;
+                    res.terms[o] = terms;
+                    res.macs += terms;
+                }
+    return res;
+}
+
 // ---------------------------------------------------------------- element types
 
 const char *dt_name(DT t) {

@@ -1,9 +1,11 @@
-// deconv_ref: an independent, naive reference for ConvolutionBackpropData-1 and
-// GroupConvolutionBackpropData-1, written straight from the opset-1 text. It shares no code
-// with the library (it does not include deconv/deconv.h) and is deliberately slow and simple:
-// a direct scatter loop in double precision.
+// deconv_ref: an independent, naive reference for ConvolutionBackpropData-1,
+// GroupConvolutionBackpropData-1 and (below, "the forward op") GroupConvolution-1, written
+// straight from the opset-1 text. It shares no code with the library (it does not include
+// deconv/deconv.h) and is deliberately slow and simple: a direct scatter loop (backprop) or
+// gather loop (forward) in double precision.
 //
-// Padding rules (the project's reading of the spec):
+// Padding rules of the backprop ops (the project's reading of the spec; the forward op's are
+// with ForwardProblem below):
 //   * auto_pad valid / same_upper / same_lower without output_shape: pads are 0.
 //   * output_shape given: pads_begin/pads_end are ignored (whatever auto_pad is) and
 //       total = s*(X-1) + (K-1)*d + 1 - output_shape + output_padding
@@ -91,6 +93,49 @@ Result compute(const Problem &p, const std::vector<double> &input,
 double gather_point(const Resolved &r, const std::vector<int64_t> &out_index,
                     const std::function<double(int64_t)> &in_at,
                     const std::function<double(int64_t)> &w_at, double *abs_sum = nullptr);
+
+// ---------------------------------------------------------------- the forward op
+//
+// GroupConvolution-1 (OpenVINO), written from the opset-1 text:
+//   data [N, G*C_IN, X1..XD], filter [G, C_OUT, C_IN, K1..KD] -> output [N, G*C_OUT, Y1..YD]
+//   out[n, g*C_OUT + co, y] = sum over ci, k of in[n, g*C_IN + ci, y*s + k*d - pb] * w[g, co, ci, k]
+//   (input positions outside [0, X) read as zero).
+// Pads and output extent per axis:
+//   explicit:   the given pads (>= 0); Y = floor((X + pb + pe - d*(K-1) - 1) / s) + 1.
+//   valid:      pads 0 (the given ones ignored); Y by the explicit formula.
+//   same_upper: Y = ceil(X / s), total = max(0, (Y-1)*s + d*(K-1) + 1 - X),
+//               pb = floor(total/2), pe = total - pb (the odd pad at the end).
+//   same_lower: same Y and total, pe = floor(total/2), pb = total - pe (the odd pad at the
+//               beginning).
+//   Y < 1 is an error (std::invalid_argument from the reference).
+// There is no output_padding and no output_shape input.
+struct ForwardProblem {
+    std::vector<int64_t> input_shape;   // [N, G*C_IN, X...]
+    std::vector<int64_t> filter_shape;  // [G, C_OUT, C_IN, K...]
+    // Empty vector = the spec default (1s for strides/dilations, 0s for pads).
+    std::vector<int64_t> strides, pads_begin, pads_end, dilations;
+    AutoPad auto_pad = AutoPad::Explicit;
+};
+
+std::string describe(const ForwardProblem &p);
+
+// One axis of the forward shape rules. Throws std::invalid_argument when Y < 1.
+struct ForwardAxis {
+    int64_t begin, end;  // effective pads (>= 0)
+    int64_t out;         // output extent Y
+};
+ForwardAxis resolve_forward_axis(int64_t x, int64_t k, int64_t s, int64_t d, int64_t pb,
+                                 int64_t pe, AutoPad auto_pad);
+
+// Resolves the forward problem into the same Resolved record as the backprop ops: c_in / c_out
+// are per group (C_IN = filter dim 2, C_OUT = filter dim 1), output_padding is all zeros and
+// raw_pads_* equal the (never negative) pads.
+Resolved resolve_forward(const ForwardProblem &p);
+
+// Direct gather loop in double precision: for every output element, the sum over ci and the
+// taps whose input position is inside the data. abs_sum / terms / macs as for compute().
+Result compute_forward(const ForwardProblem &p, const std::vector<double> &input,
+                       const std::vector<double> &filter);
 
 // ---------------------------------------------------------------- element types
 

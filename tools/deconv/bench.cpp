@@ -146,10 +146,10 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
                         human_bytes(memory_limit_bytes()) + " available";
             r.plan.reset();
         }
-        r.macs = nominal_macs(l);
-        if (l.layout == "nxc")
-            r.notes.push_back("our kernels ran on ncx buffers (channels-last kernels come later); "
-                              "oneDNN's plain configuration used nxc");
+        r.macs = nominal_macs(l, si.output_shape);
+        if (si.data_format == deconv::DataFormat::NXC)
+            r.notes.push_back("nxc: our channels-last kernels (data_format NXC); oneDNN's plain "
+                              "configuration used its nwc/nhwc/ndhwc format");
         rows.push_back(std::move(r));
     }
     if (rows.empty()) throw UsageError("no layer to run in " + opt.source + " (all are scale layers? "
@@ -251,7 +251,7 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
             e["name"] = r.layer.name;
             e["op"] = deconv::op_name(r.layer.op);
             e["dtype"] = deconv::dtype_name(r.dtype);
-            e["layout"] = r.layer.layout;
+            e["layout"] = layout_name(data_format_of(r.layer));
             e["input_shape"] = r.layer.input_shape;
             e["filter_shape"] = r.layer.filter_shape;
             e["macs"] = r.macs;
@@ -327,12 +327,13 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
     for (const Row &r : rows) {
         if (!r.ran) {
             std::snprintf(line, sizeof line, "%-18s %-5s %-4s  skipped: %s", r.layer.name.c_str(),
-                          deconv::dtype_name(r.dtype), r.layer.layout.c_str(), r.skipped.c_str());
+                          deconv::dtype_name(r.dtype), layout_name(data_format_of(r.layer)),
+                          r.skipped.c_str());
             out << line << "\n";
             continue;
         }
         std::snprintf(line, sizeof line, "%-18s %-5s %-4s %10.3f %10.3f %6.1f%% %8.1f %5.1f%%",
-                      r.layer.name.c_str(), deconv::dtype_name(r.dtype), r.layer.layout.c_str(),
+                      r.layer.name.c_str(), deconv::dtype_name(r.dtype), layout_name(data_format_of(r.layer)),
                       r.ours.median_ms, r.ours.min_ms, r.ours.spread_pct, r.gflops, r.roofline_pct);
         out << line;
         if (with_onednn) {

@@ -12,26 +12,22 @@ int bench_command(BenchCommandOptions &o) {
     set_bench_threads(o.bench.threads);
     if (o.bench.threads < 0) throw UsageError("--threads " + std::to_string(o.bench.threads) + ": must be at least 1");
 
-    if (!o.layout.empty() && o.layout != "ncx" && o.layout != "nxc")
-        throw UsageError("--layout '" + o.layout + "': expected ncx or nxc");
-
     std::vector<LayerSpec> layers;
     const LayerOptions &lo = o.layer;
     bool has_layer_flags = false;
-    for (CLI::Option *opt : {lo.o_layer, lo.o_layer_name, lo.o_desc, lo.o_input_shape, lo.o_filter_shape,
-                             lo.o_output_shape, lo.o_strides, lo.o_pads_begin, lo.o_pads_end,
-                             lo.o_dilations, lo.o_output_padding, lo.o_auto_pad})
-        has_layer_flags = has_layer_flags || (opt && opt->count() > 0);
+    for (CLI::Option *opt : lo.layer_flags()) has_layer_flags = has_layer_flags || (opt && opt->count() > 0);
     if (!o.suite.empty()) {
         if (has_layer_flags)
-            throw UsageError("--suite cannot be combined with --layer, --layer-name, --desc, shape or "
-                             "attribute flags (pick suite layers with --only)");
+            throw UsageError("--suite cannot be combined with --layer, --layer-name, --desc, --op, shape "
+                             "or attribute flags (pick suite layers with --only; --data-format applies "
+                             "to every layer)");
+        const std::optional<deconv::DataFormat> format = data_format_flag(lo);
         Suite s = load_suite(o.suite);
         for (const std::string &n : s.notes) std::cerr << "note: " << n << "\n";
         layers = std::move(s.layers);
         o.bench.source = o.suite;
-        if (!o.layout.empty())
-            for (LayerSpec &l : layers) l.layout = o.layout;
+        if (format)
+            for (LayerSpec &l : layers) set_data_format(l, *format);
     } else {
         std::vector<std::string> notes;
         LayerSpec spec = resolve_layer(o.layer, notes);
@@ -40,7 +36,6 @@ int bench_command(BenchCommandOptions &o) {
             throw UsageError("bench needs --suite FILE, or a layer: --layer FILE.xml, --desc, or "
                              "--input-shape and --filter-shape");
         if (spec.name.empty()) spec.name = "layer";
-        spec.layout = o.layout.empty() ? "ncx" : o.layout;
         o.bench.source = spec.origin.empty() ? "the command line" : spec.origin;
         layers.push_back(std::move(spec));
     }

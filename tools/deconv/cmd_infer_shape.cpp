@@ -27,11 +27,18 @@ int infer_shape_command(const InferShapeOptions &o) {
     std::cout << join_dims(si.output_shape) << "\n";
     if (o.verbose) {
         std::cout << "op: " << deconv::op_name(spec.op) << "\n"
+                  << "data_format: " << layout_name(si.data_format) << "\n"
                   << "input: " << join_dims(spec.input_shape) << "\n"
                   << "filter: " << join_dims(spec.filter_shape) << "\n"
                   << "output: " << join_dims(si.output_shape) << "\n"
-                  << "groups: " << si.groups << "\n"
-                  << "strides: " << join_dims(si.strides) << "\n"
+                  << "groups: " << si.groups << "\n";
+        if (spec.op == deconv::Op::ConvolutionBackwardData)
+            std::cout << "weights_format: "
+                      << (spec.attrs.weights_format == deconv::WeightsFormat::OIX ? "oix" : "xio") << "\n"
+                      << "dst_shape attribute: "
+                      << (spec.attrs.dst_shape ? join_dims(*spec.attrs.dst_shape) : std::string("none"))
+                      << "\n";
+        std::cout << "strides: " << join_dims(si.strides) << "\n"
                   << "dilations: " << join_dims(si.dilations) << "\n"
                   << "auto_pad: " << deconv::auto_pad_name(spec.attrs.auto_pad) << "\n"
                   << "output_padding: " << join_dims(si.output_padding) << "\n"

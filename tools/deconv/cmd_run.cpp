@@ -32,9 +32,6 @@ int run_command(const RunOptions &o) {
         throw UsageError("--target cuda: this deconv was not built with CUDA kernels "
                          "(only --target host is available)");
     if (o.target != "host") throw UsageError("--target '" + o.target + "': expected host or cuda");
-    if (o.layout != "ncx" && o.layout != "nxc")
-        throw UsageError("--layout '" + o.layout + "': expected ncx or nxc");
-    const bool nxc = o.layout == "nxc";
     if (o.input.empty() && !o.random)
         throw UsageError("--input X.npy is required (or --random to fill the input with random data)");
     if (o.filter.empty() && !o.random)
@@ -61,19 +58,18 @@ int run_command(const RunOptions &o) {
     if (!o.filter.empty()) wh = read_npy_header(o.filter);
     const bool explicit_input_shape = o.layer.o_input_shape && o.layer.o_input_shape->count();
     const bool explicit_filter_shape = o.layer.o_filter_shape && o.layer.o_filter_shape->count();
+    // X.npy is in the data format's order, as --input-shape and the shapes of the source.
     if (xh) {
-        const Dims x_ncx = nxc ? channels_last_shape_to_first(xh->shape) : xh->shape;
-        if (explicit_input_shape && spec.input_shape != x_ncx)
+        if (explicit_input_shape && spec.input_shape != xh->shape)
             throw UsageError("--input-shape " + join_dims(spec.input_shape) + " differs from " +
-                             o.input + "'s shape " + join_dims(xh->shape) +
-                             (nxc ? " (nxc)" : ""));
-        if (!spec.input_shape.empty() && spec.input_shape != x_ncx) {
-            std::cerr << "note: using " << o.input << "'s shape " << join_dims(x_ncx)
-                      << " (ncx) instead of " << join_dims(spec.input_shape) << " from "
+                             o.input + "'s shape " + join_dims(xh->shape));
+        if (!spec.input_shape.empty() && spec.input_shape != xh->shape) {
+            std::cerr << "note: using " << o.input << "'s shape " << join_dims(xh->shape)
+                      << " instead of " << join_dims(spec.input_shape) << " from "
                       << spec.origin << "\n";
             spec.declared_output.clear();
         }
-        spec.input_shape = x_ncx;
+        spec.input_shape = xh->shape;
     }
     if (wh) {
         if (explicit_filter_shape && spec.filter_shape != wh->shape)
@@ -114,8 +110,8 @@ int run_command(const RunOptions &o) {
     const deconv::ShapeInfo &si = plan->shape();
     check_declared_output(spec, si.output_shape);
 
-    // Everything this command allocates, before allocating any of it: file copies, transposes,
-    // compute-type copies of X and W, Y in the compute type and in the file type (twice for nxc).
+    // Everything this command allocates, before allocating any of it: file copies, compute-type
+    // copies of X and W, Y in the compute type and in the file type.
     const size_t cs = deconv::dtype_size(compute);
     const uint64_t x_file = checked_bytes(spec.input_shape, deconv::dtype_size(file_type), "input");
     const uint64_t w_file = checked_bytes(spec.filter_shape, deconv::dtype_size(filter_file_type), "filter");
@@ -124,17 +120,16 @@ int run_command(const RunOptions &o) {
     const uint64_t y_c = checked_bytes(si.output_shape, cs, "output " + join_dims(si.output_shape));
     const uint64_t y_file = checked_bytes(si.output_shape, deconv::dtype_size(file_type), "output");
     uint64_t total = 0;
-    for (uint64_t b : {x_file, x_file, w_file, x_c, w_c, y_c, y_file, y_file})
+    for (uint64_t b : {x_file, w_file, x_c, w_c, y_c, y_file})
         total = checked_add(total, b, "this run");
     check_memory(total, "running " + join_dims(spec.input_shape) + " * " +
                             join_dims(spec.filter_shape) + " -> " + join_dims(si.output_shape) +
                             " in " + deconv::dtype_name(compute));
 
-    // Data, in ncx and the compute type.
+    // Data, in the compute type. NXC data runs on the library's channels-last kernels as it is.
     HostTensor x, w;
     if (xh) {
         x = read_npy(o.input);
-        if (nxc) x = channels_last_to_first(x);
     } else {
         x = HostTensor::zeros(compute, spec.input_shape);
         fill_random(x, o.seed * 2 + 1);
@@ -157,22 +152,18 @@ int run_command(const RunOptions &o) {
     }
     const auto t1 = std::chrono::steady_clock::now();
 
-    HostTensor y_out = convert(y, file_type);
-    if (nxc) y_out = channels_first_to_last(y_out);
+    const HostTensor y_out = convert(y, file_type);
+    const char *layout = layout_name(si.data_format);
     if (o.verbose) {
         std::cerr << "op " << deconv::op_name(spec.op) << ", compute " << deconv::dtype_name(compute)
                   << ", input " << join_dims(spec.input_shape) << ", filter "
                   << join_dims(spec.filter_shape) << " -> output " << join_dims(si.output_shape)
-                  << " (ncx), pads_begin " << join_dims(si.pads_begin) << ", pads_end "
+                  << " (" << layout << "), groups " << si.groups << ", pads_begin " << join_dims(si.pads_begin) << ", pads_end "
                   << join_dims(si.pads_end) << ", cpu variant " << deconv::cpu_variant() << ", "
                   << std::chrono::duration<double, std::milli>(t1 - t0).count() << " ms\n";
     }
 
-    if (save_x_file) {
-        HostTensor xs = convert(x, file_type);
-        if (nxc) xs = channels_first_to_last(xs);
-        write_npy(*save_x_file, xs);
-    }
+    if (save_x_file) write_npy(*save_x_file, convert(x, file_type));
     if (save_w_file) write_npy(*save_w_file, convert(w, filter_file_type));
     if (out_file) write_npy(*out_file, y_out);
     if (save_x_file) save_x_file->commit();
@@ -189,7 +180,7 @@ int run_command(const RunOptions &o) {
             sum += v;
         }
         std::cout << "output " << join_dims(y_out.shape) << " " << deconv::dtype_name(y_out.dtype)
-                  << (nxc ? " nxc" : " ncx") << ": min " << (n ? mn : 0) << ", max " << (n ? mx : 0)
+                  << " " << layout << ": min " << (n ? mn : 0) << ", max " << (n ? mx : 0)
                   << ", sum " << sum << "\n";
     }
     return kExitOk;

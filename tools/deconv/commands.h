@@ -14,7 +14,6 @@ namespace deconv_cli {
 struct RunOptions {
     LayerOptions layer;
     std::string input, filter, output;
-    std::string layout = "ncx";
     std::string dtype;  // empty: X's dtype
     std::string target = "host";
     bool random = false;
@@ -35,7 +34,6 @@ struct BenchCommandOptions {
     LayerOptions layer;
     std::string suite;
     std::string dtype;   // overrides the layers' dtype when given
-    std::string layout;  // for a single layer: ncx (default) or nxc
     std::string only;    // comma-separated layer names
     bool no_onednn = false;
     BenchOptions bench;

@@ -129,67 +129,6 @@ HostTensor convert(const HostTensor &t, DType to) {
     return r;
 }
 
-Dims channels_last_shape_to_first(const Dims &s) {
-    if (s.size() < 3) return s;
-    Dims r{s[0], s.back()};
-    r.insert(r.end(), s.begin() + 1, s.end() - 1);
-    return r;
-}
-
-Dims channels_first_shape_to_last(const Dims &s) {
-    if (s.size() < 3) return s;
-    Dims r{s[0]};
-    r.insert(r.end(), s.begin() + 2, s.end());
-    r.push_back(s[1]);
-    return r;
-}
-
-namespace {
-
-// Copies [N, A, B] -> [N, B, A] for elements of `esize` bytes.
-void transpose_inner(const unsigned char *src, unsigned char *dst, size_t n, size_t a, size_t b,
-                     size_t esize) {
-    for (size_t in = 0; in < n; ++in) {
-        const unsigned char *s = src + in * a * b * esize;
-        unsigned char *d = dst + in * a * b * esize;
-        for (size_t ia = 0; ia < a; ++ia)
-            for (size_t ib = 0; ib < b; ++ib)
-                std::memcpy(d + (ib * a + ia) * esize, s + (ia * b + ib) * esize, esize);
-    }
-}
-
-size_t spatial_elements(const Dims &s, size_t first, size_t last) {
-    size_t n = 1;
-    for (size_t i = first; i < last; ++i) n *= static_cast<size_t>(s[i]);
-    return n;
-}
-
-}  // namespace
-
-HostTensor channels_last_to_first(const HostTensor &t) {
-    if (t.shape.size() < 3) return t;
-    HostTensor r;
-    r.dtype = t.dtype;
-    r.shape = channels_last_shape_to_first(t.shape);
-    r.bytes.resize(t.bytes.size());
-    const size_t sp = spatial_elements(t.shape, 1, t.shape.size() - 1);
-    transpose_inner(t.bytes.data(), r.bytes.data(), static_cast<size_t>(t.shape[0]), sp,
-                    static_cast<size_t>(t.shape.back()), deconv::dtype_size(t.dtype));
-    return r;
-}
-
-HostTensor channels_first_to_last(const HostTensor &t) {
-    if (t.shape.size() < 3) return t;
-    HostTensor r;
-    r.dtype = t.dtype;
-    r.shape = channels_first_shape_to_last(t.shape);
-    r.bytes.resize(t.bytes.size());
-    const size_t sp = spatial_elements(t.shape, 2, t.shape.size());
-    transpose_inner(t.bytes.data(), r.bytes.data(), static_cast<size_t>(t.shape[0]),
-                    static_cast<size_t>(t.shape[1]), sp, deconv::dtype_size(t.dtype));
-    return r;
-}
-
 void fill_random(HostTensor &t, uint64_t seed) {
     // splitmix64: the same sequence on every platform.
     uint64_t state = seed;

@@ -1,5 +1,5 @@
-// A dense, C-order tensor the command line owns, and the element-type conversions, layout
-// transposes and seeded random fills it needs around the library call.
+// A dense, C-order tensor the command line owns, and the element-type conversions and seeded
+// random fills it needs around the library call.
 //
 // Conversions go through double: floating types round to nearest even (f16 and bf16 by exact
 // arithmetic, not double rounding); integer types round to nearest even and saturate, NaN
@@ -41,12 +41,6 @@ void store_element(void *data, deconv::DType dtype, size_t i, double v);
 
 // A copy in another dtype (same shape).
 HostTensor convert(const HostTensor &t, deconv::DType to);
-
-// [N, C, X1..XD] <-> [N, X1..XD, C].
-HostTensor channels_last_to_first(const HostTensor &t);
-HostTensor channels_first_to_last(const HostTensor &t);
-Dims channels_last_shape_to_first(const Dims &s);
-Dims channels_first_shape_to_last(const Dims &s);
 
 // Small integers, exact in every dtype: -3..3, or 0..5 for u8. Deterministic for a seed on
 // every platform (own generator, no std distributions).

@@ -14,9 +14,13 @@ namespace deconv_cli {
 
 namespace {
 
+// The layer types this command line runs.
 bool is_deconv_type(const std::string &type) {
-    return type == "GroupConvolutionBackpropData" || type == "ConvolutionBackpropData";
+    return type == "GroupConvolutionBackpropData" || type == "ConvolutionBackpropData" ||
+           type == "GroupConvolution";
 }
+
+const char *kTypes = "GroupConvolutionBackpropData, ConvolutionBackpropData or GroupConvolution";
 
 struct Document {
     std::string path;
@@ -196,10 +200,10 @@ IrLayer read_layer(const Document &d, pugi::xml_node layer) {
     s.name = layer.attribute("name").as_string();
     s.origin = "IR " + d.path + " layer '" + s.name + "'";
     if (!is_deconv_type(type))
-        throw UsageError(layer_label(d, layer) + " has type '" + type +
-                         "'; expected GroupConvolutionBackpropData or ConvolutionBackpropData");
-    s.op = type == "ConvolutionBackpropData" ? deconv::Op::ConvolutionBackpropData
-                                             : deconv::Op::GroupConvolutionBackpropData;
+        throw UsageError(layer_label(d, layer) + " has type '" + type + "'; expected " + kTypes);
+    s.op = deconv::parse_op(type);
+    s.op_fixed = true;
+    const bool forward = s.op == deconv::Op::GroupConvolution;
 
     s.attrs.strides = parse_attr_list(d, layer, "strides");
     s.attrs.pads_begin = parse_attr_list(d, layer, "pads_begin");
@@ -218,9 +222,11 @@ IrLayer read_layer(const Document &d, pugi::xml_node layer) {
 
     std::vector<pugi::xml_node> inputs;
     for (pugi::xml_node p : layer.child("input").children("port")) inputs.push_back(p);
-    if (inputs.size() < 2 || inputs.size() > 3)
+    if (inputs.size() < 2 || inputs.size() > (forward ? 2u : 3u))
         throw UsageError(layer_label(d, layer) + " has " + std::to_string(inputs.size()) +
-                         " input ports; expected 2 (data, filter) or 3 (data, filter, output_shape)");
+                         " input ports; expected 2 (data, filter)" +
+                         (forward ? std::string(": GroupConvolution takes no output_shape input")
+                                  : std::string(" or 3 (data, filter, output_shape)")));
     s.input_shape = port_dims(d, layer, inputs[0], "input (data)");
     s.filter_shape = port_dims(d, layer, inputs[1], "filter");
     const pugi::xml_node out_port = layer.child("output").child("port");
@@ -285,15 +291,14 @@ IrLayer load_ir_layer(const std::string &path, const std::string &layer_name) {
     if (!layer_name.empty())
         throw UsageError(path + ": no layer named '" + layer_name + "'");
     if (deconvs.empty())
-        throw UsageError(path + ": the model has no GroupConvolutionBackpropData or "
-                         "ConvolutionBackpropData layer");
+        throw UsageError(path + ": the model has no " + std::string(kTypes) + " layer");
     if (deconvs.size() > 1) {
         std::string names;
         for (size_t i = 0; i < deconvs.size() && i < 8; ++i)
             names += (i ? ", '" : "'") + std::string(deconvs[i].attribute("name").as_string()) + "'";
         if (deconvs.size() > 8) names += ", ...";
-        throw UsageError(path + ": the model has " + std::to_string(deconvs.size()) +
-                         " deconvolution layers (" + names + "); pick one with --layer-name");
+        throw UsageError(path + ": the model has " + std::to_string(deconvs.size()) + " " + kTypes +
+                         " layers (" + names + "); pick one with --layer-name");
     }
     return read_layer(d, deconvs[0]);
 }
@@ -308,9 +313,7 @@ std::vector<IrLayer> load_ir_deconv_layers(const std::string &path) {
     }
     for (pugi::xml_node l : d.root.child("layers").children("layer"))
         if (is_deconv_type(l.attribute("type").as_string())) out.push_back(read_layer(d, l));
-    if (out.empty())
-        throw UsageError(path + ": the model has no GroupConvolutionBackpropData or "
-                         "ConvolutionBackpropData layer");
+    if (out.empty()) throw UsageError(path + ": the model has no " + std::string(kTypes) + " layer");
     return out;
 }
 

@@ -1,19 +1,48 @@
 #include "layer_options.h"
 
+#include <cerrno>
+#include <cstdlib>
+
 #include "errors.h"
 #include "ir_layer.h"
 #include "problem_desc.h"
 
 namespace deconv_cli {
 
+namespace {
+
+bool given(CLI::Option *opt) { return opt && opt->count() > 0; }
+
+// --groups: a positive integer.
+int64_t parse_groups(const std::string &text) {
+    const size_t b = text.find_first_not_of(" \t"), e = text.find_last_not_of(" \t");
+    const std::string t = b == std::string::npos ? std::string() : text.substr(b, e - b + 1);
+    errno = 0;
+    char *end = nullptr;
+    const long long v = std::strtoll(t.c_str(), &end, 10);
+    if (t.empty() || *end != '\0')
+        throw UsageError("--groups: '" + text + "' is not an integer");
+    if (errno == ERANGE) throw UsageError("--groups: '" + text + "' is out of range");
+    if (v < 1) throw UsageError("--groups " + t + ": the number of groups must be at least 1");
+    return static_cast<int64_t>(v);
+}
+
+}  // namespace
+
+std::vector<CLI::Option *> LayerOptions::layer_flags() const {
+    return {o_layer, o_layer_name, o_desc, o_op, o_input_shape, o_filter_shape, o_output_shape,
+            o_strides, o_pads_begin, o_pads_end, o_dilations, o_output_padding, o_auto_pad,
+            o_weights_format, o_groups, o_dst_shape};
+}
+
 void add_layer_options(CLI::App &app, LayerOptions &o) {
     o.o_layer = app.add_option("--layer", o.layer_file,
         "OpenVINO IR: a file with one <layer type=\"GroupConvolutionBackpropData|"
-        "ConvolutionBackpropData\"> element, or a whole IR .xml model (see --layer-name). "
-        "Gives the op, the attributes and the shapes")->type_name("FILE.xml")->group("Layer");
+        "ConvolutionBackpropData|GroupConvolution\"> element, or a whole IR .xml model (see "
+        "--layer-name). Gives the op, the attributes and the shapes (ncx)")->type_name("FILE.xml")->group("Layer");
     o.o_layer_name = app.add_option("--layer-name", o.layer_name,
         "With a whole IR model: the name of the layer to use (optional when the model has one "
-        "deconvolution layer)")->type_name("NAME")->group("Layer");
+        "layer of those types)")->type_name("NAME")->group("Layer");
     o.o_desc = app.add_option("--desc", o.desc,
         "benchdnn-style descriptor, e.g. g4mb1ic20ih224oc8oh447kh3sh2ph1. Fields g mb ic id ih "
         "iw oc od oh ow kd kh kw sd sh sw dd dh dw pd ph pw n\"name\"; ic/oc are TOTAL channels "
@@ -21,31 +50,69 @@ void add_layer_options(CLI::App &app, LayerOptions &o) {
         "o=(i-1)s+(k-1)(d+1)-2p+1. NOTE: benchdnn counts dilation from 0 (d0 = none), so "
         "dh1 here is dilations=2 in OpenVINO terms. Without g the op is "
         "ConvolutionBackpropData")->type_name("DESC")->group("Layer");
+    o.o_op = app.add_option("--op", o.op,
+        "group_convolution_backprop_data (default; convolution_backprop_data when the filter's "
+        "rank equals the data's), convolution_backprop_data, group_convolution (the forward "
+        "GroupConvolution-1) or convolution_backward_data (oneDNN Graph)")->type_name("NAME")->group("Layer");
     o.o_input_shape = app.add_option("--input-shape", o.input_shape,
-        "Data shape N,G*C_in,X1,...,XD (ncx)")->type_name("N,C,X..")->group("Layer");
+        "Data shape in the data format's order: N,C,X1,...,XD (ncx) or N,X1,...,XD,C (nxc); C is "
+        "G*C_in (diff_dst's OC for convolution_backward_data)")->type_name("N,C,X..")->group("Layer");
     o.o_filter_shape = app.add_option("--filter-shape", o.filter_shape,
-        "Filter shape G,C_in,C_out,K1,...,KD (GroupConvolutionBackpropData) or C_in,C_out,K1,...,KD "
-        "(ConvolutionBackpropData: when its rank equals the data's)")->type_name("G,Ci,Co,K..")->group("Layer");
+        "Filter shape: G,C_in,C_out,K1,...,KD (group_convolution_backprop_data), C_in,C_out,K1,...,KD "
+        "(convolution_backprop_data), G,C_out,C_in,K1,...,KD (group_convolution), "
+        "K1,...,KD,IC/G,OC (xio) or OC,IC/G,K1,...,KD (oix) (convolution_backward_data)")->type_name("DIMS")->group("Layer");
     o.o_output_shape = app.add_option("--output-shape", o.output_shape,
-        "Spatial output shape Y1,...,YD (the spec's optional input 3): pads are then derived, "
-        "distributed by --auto-pad")->type_name("Y..")->group("Attributes");
+        "The op's optional shape input: the spatial output shape Y1,...,YD for the OpenVINO "
+        "backprop ops (pads then derived, distributed by --auto-pad); the full diff_src shape "
+        "(data format order) for convolution_backward_data, winning over --dst-shape; not for "
+        "group_convolution")->type_name("DIMS")->group("Attributes");
     o.o_strides = app.add_option("--strides", o.strides, "s1,...,sD (default: ones)")->type_name("LIST")->group("Attributes");
     o.o_pads_begin = app.add_option("--pads-begin", o.pads_begin, "p1,...,pD (default: zeros)")->type_name("LIST")->group("Attributes");
     o.o_pads_end = app.add_option("--pads-end", o.pads_end, "p1,...,pD (default: zeros)")->type_name("LIST")->group("Attributes");
     o.o_dilations = app.add_option("--dilations", o.dilations,
         "d1,...,dD, counted from 1 as in OpenVINO (default: ones)")->type_name("LIST")->group("Attributes");
     o.o_auto_pad = app.add_option("--auto-pad", o.auto_pad,
-        "explicit|same_upper|same_lower|valid (default explicit; notset is explicit)")->type_name("MODE")->group("Attributes");
+        "explicit|same_upper|same_lower|valid (default explicit; notset and none are explicit)")->type_name("MODE")->group("Attributes");
     o.o_output_padding = app.add_option("--output-padding", o.output_padding,
-        "o1,...,oD (default: zeros)")->type_name("LIST")->group("Attributes");
+        "o1,...,oD (default: zeros; not for group_convolution)")->type_name("LIST")->group("Attributes");
+    o.o_data_format = app.add_option("--data-format,--layout", o.data_format,
+        "ncx or nxc (channels last): the layout of the data and output (and .npy files); "
+        "default ncx, nxc for convolution_backward_data")->type_name("ncx|nxc")->group("Attributes");
+    o.o_groups = app.add_option("--groups", o.groups,
+        "convolution_backward_data: the groups attribute (default 1)")->type_name("G")->group("Attributes");
+    o.o_weights_format = app.add_option("--weights-format", o.weights_format,
+        "convolution_backward_data: xio (default) or oix")->type_name("xio|oix")->group("Attributes");
+    o.o_dst_shape = app.add_option("--dst-shape", o.dst_shape,
+        "convolution_backward_data: the dst_shape attribute, the full diff_src shape in the data "
+        "format's order (--output-shape, the op's input, wins over it)")->type_name("DIMS")->group("Attributes");
+}
+
+std::optional<deconv::DataFormat> data_format_flag(const LayerOptions &o) {
+    if (!given(o.o_data_format)) return std::nullopt;
+    return parse_data_format_arg(o.data_format, "--data-format");
 }
 
 LayerSpec resolve_layer(const LayerOptions &o, std::vector<std::string> &notes) {
-    const bool has_layer = o.o_layer && o.o_layer->count() > 0;
-    const bool has_desc = o.o_desc && o.o_desc->count() > 0;
+    const bool has_layer = given(o.o_layer);
+    const bool has_desc = given(o.o_desc);
     if (has_layer && has_desc) throw UsageError("--layer and --desc cannot be used together");
-    if (o.o_layer_name && o.o_layer_name->count() > 0 && !has_layer)
+    if (given(o.o_layer_name) && !has_layer)
         throw UsageError("--layer-name '" + o.layer_name + "' needs --layer FILE.xml");
+
+    // Flag values first: a bad name fails before any file is read.
+    std::optional<deconv::Op> op;
+    if (given(o.o_op)) op = parse_op_arg(o.op, "--op");
+    const std::optional<deconv::DataFormat> format = data_format_flag(o);
+    std::optional<deconv::WeightsFormat> weights_format;
+    if (given(o.o_weights_format))
+        weights_format = parse_weights_format_arg(o.weights_format, "--weights-format");
+    std::optional<int64_t> groups;
+    if (given(o.o_groups)) groups = parse_groups(o.groups);
+    std::optional<Dims> dst_shape;
+    if (given(o.o_dst_shape)) {
+        dst_shape = parse_dims(o.dst_shape, "--dst-shape");
+        if (dst_shape->empty()) throw UsageError("--dst-shape: '" + o.dst_shape + "' is empty");
+    }
 
     LayerSpec spec;
     if (has_layer) {
@@ -57,9 +124,34 @@ LayerSpec resolve_layer(const LayerOptions &o, std::vector<std::string> &notes) 
         spec = problem_desc_to_layer(parse_problem_desc(o.desc));
         spec.op_fixed = true;
     }
+    if (has_layer || has_desc) spec.attrs.data_format = deconv::DataFormat::NCX;  // their shapes
 
     bool changed = false;
-    auto given = [](CLI::Option *opt) { return opt && opt->count() > 0; };
+    if (op) {
+        if (spec.op_fixed && spec.op != *op) changed = true;
+        spec.op = *op;
+        spec.op_fixed = true;
+    }
+    if (spec.op_fixed && spec.op == deconv::Op::GroupConvolution) {
+        if (given(o.o_output_shape))
+            throw UsageError("--output-shape " + o.output_shape +
+                             ": group_convolution (the forward GroupConvolution-1) takes no output "
+                             "shape; its output follows from strides, pads and dilations");
+        if (given(o.o_output_padding))
+            throw UsageError("--output-padding " + o.output_padding +
+                             ": group_convolution (the forward GroupConvolution-1) has no "
+                             "output_padding attribute");
+    }
+    // Shapes from a source are ncx; --data-format nxc reorders them. Shape flags are in the
+    // data format's order already.
+    if (format) {
+        if (has_layer || has_desc) {
+            set_data_format(spec, *format);  // the declared output too: it is still checked
+        } else {
+            spec.attrs.data_format = *format;
+        }
+    }
+
     if (given(o.o_input_shape)) {
         spec.input_shape = parse_dims(o.input_shape, "--input-shape");
         changed = true;
@@ -94,10 +186,13 @@ LayerSpec resolve_layer(const LayerOptions &o, std::vector<std::string> &notes) 
             spec.attrs.auto_pad = deconv::parse_auto_pad(o.auto_pad);
         } catch (const deconv::Error &) {
             throw UsageError("--auto-pad: '" + o.auto_pad +
-                             "' is not one of explicit, notset, same_upper, same_lower, valid");
+                             "' is not one of explicit, notset, none, same_upper, same_lower, valid");
         }
         changed = true;
     }
+    if (weights_format) spec.attrs.weights_format = weights_format, changed = true;
+    if (groups) spec.attrs.groups = groups, changed = true;
+    if (dst_shape) spec.attrs.dst_shape = dst_shape, changed = true;
     if (changed) {
         spec.declared_output.clear();  // the source's output no longer describes this layer
         if (!spec.origin.empty()) spec.origin += " (with flags)";

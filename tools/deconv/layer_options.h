@@ -1,13 +1,18 @@
 // The flags that describe one layer, shared by run, infer-shape and bench:
 //   --layer FILE.xml [--layer-name NAME]   an OpenVINO IR layer or model
 //   --desc DESCRIPTOR                      a benchdnn-style descriptor
+//   --op NAME                              the op (default: from the ranks, see layer_spec.h)
 //   --input-shape, --filter-shape, --output-shape, --strides, --pads-begin, --pads-end,
 //   --dilations, --auto-pad, --output-padding
-// Flags given beside --layer or --desc override the values those give.
+//   --data-format (alias --layout)          ncx|nxc, every op
+//   --groups, --weights-format, --dst-shape ConvolutionBackwardData's attributes
+// Flags given beside --layer or --desc override the values those give (--data-format nxc
+// reorders the shapes those give, which are ncx).
 #pragma once
 
 #include <CLI/CLI.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,11 +24,17 @@ struct LayerOptions {
     std::string layer_file, layer_name, desc;
     std::string input_shape, filter_shape, output_shape;
     std::string strides, pads_begin, pads_end, dilations, output_padding, auto_pad;
+    std::string op, data_format, weights_format, groups, dst_shape;
 
     CLI::Option *o_input_shape = nullptr, *o_filter_shape = nullptr, *o_output_shape = nullptr;
     CLI::Option *o_strides = nullptr, *o_pads_begin = nullptr, *o_pads_end = nullptr;
     CLI::Option *o_dilations = nullptr, *o_output_padding = nullptr, *o_auto_pad = nullptr;
     CLI::Option *o_layer = nullptr, *o_layer_name = nullptr, *o_desc = nullptr;
+    CLI::Option *o_op = nullptr, *o_data_format = nullptr, *o_weights_format = nullptr;
+    CLI::Option *o_groups = nullptr, *o_dst_shape = nullptr;
+
+    // The flags that describe one layer (not --data-format, which also applies to a suite).
+    std::vector<CLI::Option *> layer_flags() const;
 };
 
 // Registers the flags on `app` (run takes its shapes from the .npy files, but accepts
@@ -34,5 +45,8 @@ void add_layer_options(CLI::App &app, LayerOptions &o);
 // caller then takes them from files, or reports what is missing). Notes from IR loading are
 // appended to `notes`.
 LayerSpec resolve_layer(const LayerOptions &o, std::vector<std::string> &notes);
+
+// The data format --data-format (or --layout) gives, if given; throws UsageError on a bad name.
+std::optional<deconv::DataFormat> data_format_flag(const LayerOptions &o);
 
 }  // namespace deconv_cli

@@ -38,19 +38,28 @@ int fail(int code, const std::string &message) {
 
 const char *kOverview =
     "deconv: OpenVINO GroupConvolutionBackpropData-1 and ConvolutionBackpropData-1 (transposed "
-    "convolution) with ahead-of-time compiled Halide kernels.";
+    "convolution), GroupConvolution-1 (forward) and oneDNN Graph ConvolutionBackwardData with "
+    "ahead-of-time compiled Halide kernels.";
 
 const char *kFooter =
-    "Layouts: data [N, G*C_in, X1..XD] (ncx), filter [G, C_in, C_out, K1..KD] "
-    "(GroupConvolutionBackpropData) or [C_in, C_out, K1..KD] (ConvolutionBackpropData, when the "
-    "filter's rank equals the data's), output [N, G*C_out, Y1..YD]; D = 1, 2 or 3.\n"
+    "Ops (--op): group_convolution_backprop_data (the default; convolution_backprop_data when the "
+    "filter's rank equals the data's), convolution_backprop_data, group_convolution, "
+    "convolution_backward_data.\n"
+    "Layouts: data [N, G*C_in, X1..XD] (ncx) or [N, X1..XD, G*C_in] (--data-format nxc), output "
+    "[N, G*C_out, Y1..YD] likewise; D = 1, 2 or 3. Filters: [G, C_in, C_out, K1..KD] "
+    "(group_convolution_backprop_data), [C_in, C_out, K1..KD] (convolution_backprop_data), "
+    "[G, C_out, C_in, K1..KD] (group_convolution), xio [K1..KD, IC/G, OC] or oix "
+    "[OC, IC/G, K1..KD] (convolution_backward_data: diff_dst [N, OC, X..] -> diff_src "
+    "[N, IC, Y..], --groups G; defaults nxc, xio, groups 1).\n"
     "Exit codes: 0 success; 1 a bad flag, value, shape, attribute or dtype; 2 a file that cannot "
     "be read, written or parsed (.npy, XML, JSON); 3 an internal or kernel failure. Every error "
     "is one line on stderr starting with 'error:', and no output file is left behind.";
 
 const char *kRunFooter =
-    "X.npy is [N, G*C_in, X1..XD] (ncx) or [N, X1..XD, G*C_in] with --layout nxc; W.npy is "
-    "[G, C_in, C_out, K1..KD] or [C_in, C_out, K1..KD]; Y.npy gets X's layout and X's dtype.\n"
+    "X.npy is the op's input (diff_dst for convolution_backward_data) in the data format: "
+    "[N, C, X1..XD] (ncx) or [N, X1..XD, C] (nxc); W.npy is the filter in the op's layout (see "
+    "deconv --help); Y.npy (diff_src for convolution_backward_data) gets the data format and "
+    "X's dtype.\n"
     ".npy files must be little-endian and C order, with dtype <f4 (f32), <f2 (f16), <f8 (f64), "
     "|i1 (i8), |u1 (u8) or <i4 (i32).\n"
     "--dtype sets the compute type; X and W are converted to it when their dtype differs "
@@ -58,8 +67,8 @@ const char *kRunFooter =
     "X's dtype. Without --dtype, X and W must have the same dtype.\n"
     "bf16 has no .npy type: with --dtype bf16, X, W and Y are float32 files and X and W are "
     "rounded to bf16 (nearest even) before the computation; Y holds bf16 values.\n"
-    "--layout nxc: the library takes ncx only for now, so the command line transposes X to ncx "
-    "and Y back (channels-last kernels come later).\n"
+    "--data-format nxc (alias --layout nxc) runs the library's channels-last kernels on the "
+    "files as they are (no transposed copies).\n"
     "--random fills X and W (those not given as .npy) with seeded small integers (-3..3; 0..5 "
     "for u8), exact in every dtype; shapes then come from --layer, --desc or --input-shape/"
     "--filter-shape. Without --output it prints the output's shape, min, max and sum.\n"
@@ -67,7 +76,11 @@ const char *kRunFooter =
     "  deconv run --input X.npy --filter W.npy --output Y.npy --strides 2,2 --pads-begin 1,1 "
     "--pads-end 1,1\n"
     "  deconv run --layer layer.xml --random --seed 7 --output Y.npy --save-input X.npy "
-    "--save-filter W.npy";
+    "--save-filter W.npy\n"
+    "  deconv run --op convolution_backward_data --input DIFF_DST.npy --filter W.npy --output "
+    "DIFF_SRC.npy --groups 2 --data-format ncx --weights-format oix --strides 2,2 --dst-shape "
+    "1,8,12,12\n"
+    "  deconv run --op group_convolution -x X.npy -w W.npy -o Y.npy --pads-begin 2 --pads-end 2";
 
 const char *kInferFooter =
     "Prints the output shape, e.g. 1,8,447,447. With --verbose, also the resolved attributes and "
@@ -78,24 +91,29 @@ const char *kInferFooter =
     "  deconv infer-shape --input-shape 1,20,224,224 --filter-shape 4,5,2,3,3 --strides 2,2 "
     "--pads-begin 1,1 --pads-end 1,1\n"
     "  deconv infer-shape --desc g4mb1ic20ih224oc8oh447kh3sh2ph1\n"
-    "  deconv infer-shape --layer model.xml --layer-name upsampling_node --verbose";
+    "  deconv infer-shape --layer model.xml --layer-name upsampling_node --verbose\n"
+    "  deconv infer-shape --op convolution_backward_data --input-shape 1,7,7,16 --filter-shape "
+    "3,3,8,16 --strides 2,2 --dst-shape 1,14,14,8";
 
 const char *kBenchFooter =
     "Times one layer (--layer, --desc or shape flags) or every layer of --suite: a JSON file in "
     "the format of shared/bench/layers.json (layers with \"scale\": true are left out unless "
-    "--include-scale), or an OpenVINO IR .xml model (all its deconvolution layers).\n"
+    "--include-scale), or an OpenVINO IR .xml model (all its GroupConvolutionBackpropData, "
+    "ConvolutionBackpropData and GroupConvolution layers).\n"
     "Per layer: --warmup runs, then --repeats timed runs; prints the median and minimum ms, the "
     "spread ((max-min)/median), GFLOP/s = 2*MACs/time with the nominal MACs "
-    "N*G*C_in*C_out*prod(X)*prod(K), and roofline % = max(2*MACs/peak_flops, "
-    "(input+filter+output bytes)/peak_bandwidth) / time. The header names the CPU variant of the "
-    "kernels that ran. With oneDNN (libdnnl-dev) in the build, oneDNN's deconvolution_forward "
-    "is timed on the same data in the same run (plain layouts and format_tag::any, reorders "
+    "N*G*C_in*C_out*prod(X)*prod(K) (prod(Y), the output's, for group_convolution), and "
+    "roofline % = max(2*MACs/peak_flops, (input+filter+output bytes)/peak_bandwidth) / time. The "
+    "header names the CPU variant of the kernels that ran. With oneDNN (libdnnl-dev) in the "
+    "build, oneDNN's deconvolution_forward (convolution_forward for group_convolution) is timed "
+    "on the same data in the same run (plain layouts and format_tag::any, reorders "
     "excluded, the faster reported; bf16/f16 in that dtype when oneDNN accepts it, else f32) "
     "and speedup = oneDNN time / ours. A geomean row ends the table.\n"
     "--threads N sets HL_NUM_THREADS for our kernels and omp_set_num_threads for oneDNN (OpenMP) "
     "before either runs; without it both use every core (or OMP_NUM_THREADS / HL_NUM_THREADS "
-    "from the environment). nxc layers: our kernels are timed on ncx buffers (channels-last "
-    "kernels come later).\n"
+    "from the environment). nxc layers (suite \"layout\": \"nxc\", or --data-format nxc for every "
+    "layer) run our channels-last kernels (data_format NXC) and oneDNN with nwc/nhwc/ndhwc data. "
+    "A suite entry's \"op\" picks the op (default GroupConvolutionBackpropData).\n"
     "Examples:\n"
     "  deconv bench --suite shared/bench/layers.json\n"
     "  deconv bench --desc g21mb1ic21ih64oc21oh512kh16sh8 --repeats 20 --json";
@@ -117,7 +135,6 @@ int main(int argc, char **argv) {
     run_cmd->add_option("--save-input", run.save_input, "With --random: also write the generated X here")->type_name("FILE")->group("Files");
     run_cmd->add_option("--save-filter", run.save_filter, "With --random: also write the generated W here")->type_name("FILE")->group("Files");
     add_layer_options(*run_cmd, run.layer);
-    run_cmd->add_option("--layout", run.layout, "ncx (default) or nxc: the layout of X.npy and Y.npy")->type_name("ncx|nxc")->group("Run");
     run.o_dtype = run_cmd->add_option("--dtype", run.dtype,
         "Compute type f32|f16|bf16|f64|i8|u8|i32 (default: X's dtype)")->type_name("TYPE")->group("Run");
     run_cmd->add_option("--target", run.target, "host (default) or cuda")->type_name("host|cuda")->group("Run");
@@ -137,7 +154,6 @@ int main(int argc, char **argv) {
     bench_cmd->add_option("--suite", bench.suite, "FILE.json (layers.json format) or an IR FILE.xml")->type_name("FILE")->group("Bench");
     add_layer_options(*bench_cmd, bench.layer);
     bench_cmd->add_option("--dtype", bench.dtype, "Compute type for every layer (default: the layer's, else f32)")->type_name("TYPE")->group("Bench");
-    bench_cmd->add_option("--layout", bench.layout, "ncx or nxc (default: the layer's, else ncx)")->type_name("ncx|nxc")->group("Bench");
     bench_cmd->add_option("--repeats", bench.bench.repeats, "Timed runs per layer (default 10)")->type_name("N")->group("Bench");
     bench_cmd->add_option("--warmup", bench.bench.warmup, "Untimed runs first (default 2)")->type_name("N")->group("Bench");
     bench_cmd->add_option("--threads", bench.bench.threads, "Threads for both libraries (default: all cores)")->type_name("N")->group("Bench");

@@ -43,24 +43,41 @@ memory::data_type dnnl_type(deconv::DType t) {
     }
 }
 
-// Our filter [G, C_in, C_out, K...] (or [C_in, C_out, K...]) -> [G, C_out, C_in, K...] in `to`.
-HostTensor weights_for_onednn(const HostTensor &w, bool grouped, deconv::DType to) {
-    const size_t lead = grouped ? 1 : 0;
-    const size_t g = grouped ? static_cast<size_t>(w.shape[0]) : 1;
-    const size_t cin = static_cast<size_t>(w.shape[lead]);
-    const size_t cout = static_cast<size_t>(w.shape[lead + 1]);
+// Our filter, whatever the op's layout, as oneDNN's weights [G, C_out, C_in, K...] (goi*) or
+// [C_out, C_in, K...] (oi*, ConvolutionBackpropData) in `to`. C_in and C_out are the channels
+// per group of the op's input and output, so this is the deconvolution's weights for the
+// transposed ops and the convolution's for the forward GroupConvolution.
+HostTensor weights_for_onednn(const LayerSpec &layer, const LayerGeometry &g, const HostTensor &w,
+                              deconv::DType to) {
+    const size_t groups = static_cast<size_t>(g.groups), cin = static_cast<size_t>(g.c_in),
+                 cout = static_cast<size_t>(g.c_out);
     size_t k = 1;
-    for (size_t i = lead + 2; i < w.shape.size(); ++i) k *= static_cast<size_t>(w.shape[i]);
-    Dims shape = w.shape;
-    std::swap(shape[lead], shape[lead + 1]);
+    for (int64_t v : g.kernel) k *= static_cast<size_t>(v);
+    const bool xio = layer.op == deconv::Op::ConvolutionBackwardData &&
+                     layer.attrs.weights_format.value_or(deconv::WeightsFormat::XIO) ==
+                         deconv::WeightsFormat::XIO;
+    // Our flat index of (group, input channel, output channel, kernel position).
+    auto ours = [&](size_t ig, size_t ci, size_t co, size_t ik) -> size_t {
+        switch (layer.op) {
+        case deconv::Op::GroupConvolution: return ((ig * cout + co) * cin + ci) * k + ik;
+        case deconv::Op::ConvolutionBackwardData:
+            if (xio) return (ik * cout + co) * (groups * cin) + ig * cin + ci;
+            return ((ig * cin + ci) * cout + co) * k + ik;  // OIX: OC = g*C_in + ci
+        default: return ((ig * cin + ci) * cout + co) * k + ik;  // [G,] C_in, C_out, K
+        }
+    };
+    Dims shape;
+    if (layer.op != deconv::Op::ConvolutionBackpropData) shape.push_back(g.groups);
+    shape.push_back(g.c_out);
+    shape.push_back(g.c_in);
+    shape.insert(shape.end(), g.kernel.begin(), g.kernel.end());
     HostTensor out = HostTensor::zeros(to, shape);
-    for (size_t ig = 0; ig < g; ++ig)
-        for (size_t ci = 0; ci < cin; ++ci)
-            for (size_t co = 0; co < cout; ++co)
+    for (size_t ig = 0; ig < groups; ++ig)
+        for (size_t co = 0; co < cout; ++co)
+            for (size_t ci = 0; ci < cin; ++ci)
                 for (size_t ik = 0; ik < k; ++ik) {
-                    const size_t src = ((ig * cin + ci) * cout + co) * k + ik;
                     const size_t dst = ((ig * cout + co) * cin + ci) * k + ik;
-                    store_element(out.data(), to, dst, load_element(w.data(), w.dtype, src));
+                    store_element(out.data(), to, dst, load_element(w.data(), w.dtype, ours(ig, ci, co, ik)));
                 }
     return out;
 }
@@ -93,28 +110,38 @@ OnednnTiming onednn_time(const LayerSpec &layer, const deconv::ShapeInfo &shape,
                          const HostTensor &x, const HostTensor &w, const HostTensor *ours,
                          int warmup, int repeats, double budget_s) {
     OnednnTiming result;
-    const bool grouped = layer.op == deconv::Op::GroupConvolutionBackpropData;
-    const size_t spatial = x.shape.size() - 2;
-    const bool nxc = layer.layout == "nxc";
+    const LayerGeometry g = layer_geometry(layer);
+    const bool grouped = layer.op != deconv::Op::ConvolutionBackpropData;
+    const bool forward = layer.op == deconv::Op::GroupConvolution;
+    const size_t spatial = g.spatial.size();
+    // Our data and output are in the layer's data format: oneDNN takes them as they are, with
+    // the nwc/nhwc/ndhwc tags for nxc (its dims are always logical N, C, spatial).
+    const bool nxc = shape.data_format == deconv::DataFormat::NXC;
     try {
         dnnl::engine eng(dnnl::engine::kind::cpu, 0);
         dnnl::stream strm(eng);
 
-        memory::dims src_dims(x.shape.begin(), x.shape.end());
-        memory::dims dst_dims(shape.output_shape.begin(), shape.output_shape.end());
-        Dims wshape = w.shape;
-        std::swap(wshape[grouped ? 1 : 0], wshape[grouped ? 2 : 1]);
-        memory::dims wei_dims(wshape.begin(), wshape.end());
+        const Dims x_ncx = nxc ? nxc_to_ncx(x.shape) : x.shape;
+        const Dims y_ncx = nxc ? nxc_to_ncx(shape.output_shape) : shape.output_shape;
+        memory::dims src_dims(x_ncx.begin(), x_ncx.end());
+        memory::dims dst_dims(y_ncx.begin(), y_ncx.end());
+        memory::dims wei_dims;
+        if (grouped) wei_dims.push_back(g.groups);
+        wei_dims.push_back(g.c_out);
+        wei_dims.push_back(g.c_in);
+        wei_dims.insert(wei_dims.end(), g.kernel.begin(), g.kernel.end());
         memory::dims strides, dilates, pad_l, pad_r;
-        const size_t klead = grouped ? 3 : 2;
         for (size_t i = 0; i < spatial; ++i) {
             const int64_t s = shape.strides[i], d = shape.dilations[i];
-            const int64_t xin = x.shape[2 + i], k = w.shape[klead + i];
-            const int64_t y = shape.output_shape[2 + i];
+            const int64_t xin = x_ncx[2 + i], k = g.kernel[i];
+            const int64_t y = y_ncx[2 + i];
             strides.push_back(s);
             dilates.push_back(d - 1);
             pad_l.push_back(shape.pads_begin[i]);
-            pad_r.push_back((xin - 1) * s + (k - 1) * d + 1 - shape.pads_begin[i] - y);
+            // Deconvolution: Y = (X-1)s + (K-1)d + 1 - pl - pr; convolution: the same with X
+            // and Y exchanged.
+            pad_r.push_back(forward ? (y - 1) * s + (k - 1) * d + 1 - shape.pads_begin[i] - xin
+                                    : (xin - 1) * s + (k - 1) * d + 1 - shape.pads_begin[i] - y);
         }
 
         std::vector<deconv::DType> candidates;
@@ -124,13 +151,13 @@ OnednnTiming onednn_time(const LayerSpec &layer, const deconv::ShapeInfo &shape,
 
         for (deconv::DType cand : candidates) {
             const memory::data_type dt = dnnl_type(cand);
-            const memory::desc src_user_md(src_dims, dt, data_tag(spatial, false));
-            const memory::desc dst_user_md(dst_dims, dt, data_tag(spatial, false));
+            const memory::desc src_user_md(src_dims, dt, data_tag(spatial, nxc));
+            const memory::desc dst_user_md(dst_dims, dt, data_tag(spatial, nxc));
             const memory::desc wei_user_md(wei_dims, dt, weights_tag(spatial, grouped));
 
             struct Built {
                 Config cfg;
-                dnnl::deconvolution_forward::primitive_desc pd;
+                dnnl::primitive_desc_base pd;
             };
             std::vector<Built> built;
             std::string last_error;
@@ -139,10 +166,17 @@ OnednnTiming onednn_time(const LayerSpec &layer, const deconv::ShapeInfo &shape,
                 const memory::desc dst_md(dst_dims, dt, cfg.any ? tag::any : data_tag(spatial, nxc));
                 const memory::desc wei_md(wei_dims, dt, cfg.any ? tag::any : weights_tag(spatial, grouped));
                 try {
-                    dnnl::deconvolution_forward::desc desc(
-                        dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
-                        src_md, wei_md, dst_md, strides, dilates, pad_l, pad_r);
-                    built.push_back({cfg, dnnl::deconvolution_forward::primitive_desc(desc, eng)});
+                    if (forward) {
+                        dnnl::convolution_forward::desc desc(
+                            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                            src_md, wei_md, dst_md, strides, dilates, pad_l, pad_r);
+                        built.push_back({cfg, dnnl::convolution_forward::primitive_desc(desc, eng)});
+                    } else {
+                        dnnl::deconvolution_forward::desc desc(
+                            dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
+                            src_md, wei_md, dst_md, strides, dilates, pad_l, pad_r);
+                        built.push_back({cfg, dnnl::deconvolution_forward::primitive_desc(desc, eng)});
+                    }
                 } catch (const dnnl::error &e) {
                     last_error = e.what();
                 }
@@ -157,14 +191,13 @@ OnednnTiming onednn_time(const LayerSpec &layer, const deconv::ShapeInfo &shape,
                 return result;
             }
 
-            // User data in the chosen dtype, plain layouts.
+            // User data in the chosen dtype, in our layouts.
             const HostTensor xs = convert(x, cand);
-            const HostTensor ws = weights_for_onednn(w, grouped, cand);
+            const HostTensor ws = weights_for_onednn(layer, g, w, cand);
             memory src_user(src_user_md, eng, const_cast<void *>(xs.data()));
             memory wei_user(wei_user_md, eng, const_cast<void *>(ws.data()));
             HostTensor ys = HostTensor::zeros(cand, shape.output_shape);
             memory dst_user(dst_user_md, eng, ys.data());
-
             // A reference implementation (ref:any) next to an optimised one would only be
             // slower, and can take minutes per run: it is not timed then.
             auto is_ref = [](const Built &b) { return std::string(b.pd.impl_info_str()).rfind("ref", 0) == 0; };
@@ -186,7 +219,7 @@ OnednnTiming onednn_time(const LayerSpec &layer, const deconv::ShapeInfo &shape,
                 memory wei_m = bring(b.pd.weights_desc(), wei_user);
                 memory dst_m(b.pd.dst_desc(), eng);
                 strm.wait();
-                dnnl::deconvolution_forward prim(b.pd);
+                dnnl::primitive prim(b.pd.get());
                 std::unordered_map<int, memory> args{
                     {DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, wei_m}, {DNNL_ARG_DST, dst_m}};
                 const TimingStats st = time_runs([&] {

@@ -1,15 +1,19 @@
-// oneDNN's deconvolution_forward (algorithm::deconvolution_direct) timed on the same layer, as
-// the baseline `deconv bench` compares with. Compiled only when DECONV_WITH_ONEDNN is on and
-// CMake finds the `dnnl` package (Debian: libdnnl-dev); DECONV_HAVE_ONEDNN says so.
+// oneDNN's deconvolution_forward (algorithm::deconvolution_direct; convolution_forward for the
+// forward GroupConvolution) timed on the same layer, as the baseline `deconv bench` compares
+// with. Compiled only when DECONV_WITH_ONEDNN is on and CMake finds the `dnnl` package (Debian:
+// libdnnl-dev); DECONV_HAVE_ONEDNN says so.
 //
-// Mapping from the OpenVINO op:
-//   weights  ours [G, C_in, C_out, K...] -> oneDNN [G, C_out, C_in, K...] (goi*; output
-//            channels first), or [C_out, C_in, K...] (oi*) for ConvolutionBackpropData;
+// Mapping from our ops:
+//   weights  ours ([G, C_in, C_out, K...], [C_in, C_out, K...], GroupConvolution's
+//            [G, C_out, C_in, K...], ConvolutionBackwardData's OIX or XIO with its groups) ->
+//            oneDNN [G, C_out, C_in, K...] (goi*; output channels first), or [C_out, C_in, K...]
+//            (oi*) for ConvolutionBackpropData;
+//   data     as our kernels take it: ncx (ncw/nchw/ncdhw) or nxc (nwc/nhwc/ndhwc);
 //   pads     padding_l = the pads_begin shape inference resolved; padding_r follows from the
 //            output size (it absorbs pads_end and output_padding, and may be negative);
 //   dilation oneDNN counts from 0: d - 1.
-// Two configurations are timed, reorders excluded: the plain layouts (ncx or nxc data as the
-// layer says, goi* weights) and format_tag::any (oneDNN's preferred layouts); the faster is
+// Two configurations are timed, reorders excluded: the plain layouts (the layer's data format,
+// goi* weights) and format_tag::any (oneDNN's preferred layouts); the faster is
 // reported; a configuration for which oneDNN only has its reference implementation (ref:any)
 // is left out when the other has an optimised one (it would lose, and can take minutes per run).
 // f32 layers run in f32; bf16/f16 layers in that dtype if oneDNN accepts it, else f32;
@@ -47,8 +51,9 @@ std::string onednn_version();
 // cannot set it (then OMP_NUM_THREADS in the environment is the way).
 bool onednn_set_threads(int threads);
 
-// Times oneDNN on `layer` (shapes resolved as `shape`), with our input `x` and filter `w` (ncx,
-// in the compute dtype) as data. `ours`, when given, is our output (ncx) to compare against.
+// Times oneDNN on `layer` (shapes resolved as `shape`), with our input `x` and filter `w` (in the
+// layer's layouts and the compute dtype) as data. `ours`, when given, is our output to compare
+// against.
 OnednnTiming onednn_time(const LayerSpec &layer, const deconv::ShapeInfo &shape,
                          const HostTensor &x, const HostTensor &w, const HostTensor *ours,
                          int warmup, int repeats, double budget_s);

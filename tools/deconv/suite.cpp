@@ -74,9 +74,13 @@ LayerSpec read_entry(const std::string &path, const json &entry, size_t index) {
     l.origin = path + " layer '" + l.name + "'";
 
     const std::string op = r.string("op", "GroupConvolutionBackpropData");
-    if (op == "GroupConvolutionBackpropData") l.op = deconv::Op::GroupConvolutionBackpropData;
-    else if (op == "ConvolutionBackpropData") l.op = deconv::Op::ConvolutionBackpropData;
-    else r.bad("op", "is '" + op + "'; expected GroupConvolutionBackpropData or ConvolutionBackpropData");
+    try {
+        l.op = deconv::parse_op(op);
+    } catch (const deconv::Error &) {
+        r.bad("op", "is '" + op + "'; expected GroupConvolutionBackpropData, ConvolutionBackpropData, "
+                    "GroupConvolution or ConvolutionBackwardData");
+    }
+    l.op_fixed = true;
 
     const int64_t n = r.integer("N"), g = r.integer("G"), cin = r.integer("C_in"),
                   cout = r.integer("C_out");
@@ -90,9 +94,39 @@ LayerSpec read_entry(const std::string &path, const json &entry, size_t index) {
     if (__builtin_mul_overflow(g, cin, &channels)) r.bad("C_in", "times G overflows");
     l.input_shape = {n, channels};
     l.input_shape.insert(l.input_shape.end(), x.begin(), x.end());
-    if (l.op == deconv::Op::GroupConvolutionBackpropData) l.filter_shape = {g, cin, cout};
-    else l.filter_shape = {cin, cout};
-    l.filter_shape.insert(l.filter_shape.end(), k.begin(), k.end());
+    const std::string weights_format = r.string("weights_format", "");
+    if (!weights_format.empty() && l.op != deconv::Op::ConvolutionBackwardData)
+        r.bad("weights_format", "belongs to op ConvolutionBackwardData only");
+    auto with_k = [&](Dims lead) {
+        lead.insert(lead.end(), k.begin(), k.end());
+        return lead;
+    };
+    switch (l.op) {
+    case deconv::Op::GroupConvolutionBackpropData: l.filter_shape = with_k({g, cin, cout}); break;
+    case deconv::Op::ConvolutionBackpropData: l.filter_shape = with_k({cin, cout}); break;
+    case deconv::Op::GroupConvolution: l.filter_shape = with_k({g, cout, cin}); break;
+    case deconv::Op::ConvolutionBackwardData: {
+        // C_in per group of diff_dst (OC = G*C_in), C_out per group of diff_src (IC/G).
+        deconv::WeightsFormat wf = deconv::WeightsFormat::XIO;
+        if (!weights_format.empty()) {
+            try {
+                wf = deconv::parse_weights_format(weights_format);
+            } catch (const deconv::Error &) {
+                r.bad("weights_format", "is '" + weights_format + "'; expected xio or oix");
+            }
+        }
+        l.attrs.weights_format = wf;
+        l.attrs.groups = g;
+        if (wf == deconv::WeightsFormat::OIX) {
+            l.filter_shape = with_k({channels, cout});
+        } else {
+            l.filter_shape = k;
+            l.filter_shape.push_back(cout);
+            l.filter_shape.push_back(channels);
+        }
+        break;
+    }
+    }
 
     l.attrs.strides = r.list("strides", false);
     l.attrs.pads_begin = r.list("pads_begin", false);
@@ -113,9 +147,11 @@ LayerSpec read_entry(const std::string &path, const json &entry, size_t index) {
     } catch (const deconv::Error &) {
         r.bad("dtype", "is '" + dtype + "'; expected f32, f16, bf16, f64, i8, u8 or i32");
     }
-    l.layout = r.string("layout", "ncx");
-    if (l.layout != "ncx" && l.layout != "nxc")
-        r.bad("layout", "is '" + l.layout + "'; expected ncx or nxc");
+    // The fields give ncx shapes; "layout": "nxc" runs the layer channels-last (data_format NXC).
+    l.attrs.data_format = deconv::DataFormat::NCX;
+    const std::string layout = r.string("layout", "ncx");
+    if (layout != "ncx" && layout != "nxc") r.bad("layout", "is '" + layout + "'; expected ncx or nxc");
+    set_data_format(l, layout == "nxc" ? deconv::DataFormat::NXC : deconv::DataFormat::NCX);
     l.scale = r.boolean("scale");
     return l;
 }

@@ -1,12 +1,17 @@
 // Benchmark suites: a JSON file in the format of shared/bench/layers.json, or every
 // deconvolution layer of an OpenVINO IR model (.xml).
 //
-// JSON layer fields (C_in and C_out per group; filter [G, C_in, C_out, K...]):
+// JSON layer fields (C_in and C_out per group of the op's input and output; the input is
+// [N, G*C_in, X...], or [N, X..., G*C_in] with layout "nxc"):
 //   required  name, N, G, C_in, C_out, X (spatial input), K (kernel)
 //   optional  strides, pads_begin, pads_end, dilations, output_padding (default: the spec's),
-//             auto_pad ("explicit"), output_shape (spatial), dtype ("f32"), layout ("ncx"|"nxc"),
-//             scale (false: large one-off layers), op ("GroupConvolutionBackpropData" or
-//             "ConvolutionBackpropData", whose filter is [C_in, C_out, K...] with G = 1)
+//             auto_pad ("explicit"), output_shape, dtype ("f32"), layout ("ncx"|"nxc": the
+//             data_format the layer runs in), scale (false: large one-off layers), op (any name
+//             deconv::parse_op takes; default GroupConvolutionBackpropData, filter
+//             [G, C_in, C_out, K...]; ConvolutionBackpropData: [C_in, C_out, K...] with G = 1;
+//             GroupConvolution: [G, C_out, C_in, K...]; ConvolutionBackwardData: groups G,
+//             weights XIO [K..., C_out, G*C_in] or, with "weights_format": "oix",
+//             [G*C_in, C_out, K...]; its output_shape is the full diff_src shape, ncx)
 //   ignored   anything else (source, macs, ...)
 #pragma once
 
