@@ -87,7 +87,8 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
         order.push_back(g_var);
         order.push_back(p.n);
         s.reorder(order);
-        if (rank >= 2) s.parallel(p.q[rank - 1]);
+        // 1D: the position tiles too (a 1D layer may have one channel tile, one group, one batch).
+        s.parallel(rank >= 2 ? p.q[rank - 1] : qo);
         s.parallel(c_outer).parallel(g_var).parallel(p.n);
     };
 
