@@ -14,11 +14,17 @@
 //   ForwardErrors.*             what the forward op must refuse (InvalidArgument, output untouched).
 //   ForwardPlan.*               Plan facts of the forward op (shape, op, macs).
 #include "check.h"
+#include "layout_support.h"
 
 #include <chrono>
 #include <functional>
 
 namespace {
+
+using deconv_test::ncx_to_nxc;
+using deconv_test::nxc_shape;
+using deconv_test::result_in;
+using deconv_test::shape_in;
 
 using deconv::DataFormat;
 using deconv::DType;
@@ -41,42 +47,6 @@ deconv::Attributes fwd_attrs(const ForwardProblem &p, DataFormat f) {
     a.auto_pad = deconv_test::to_lib(p.auto_pad);
     a.data_format = f;
     return a;
-}
-
-// [N, C, X1..XD] -> [N, X1..XD, C]
-std::vector<int64_t> nxc_shape(const std::vector<int64_t> &ncx) {
-    std::vector<int64_t> s{ncx[0]};
-    s.insert(s.end(), ncx.begin() + 2, ncx.end());
-    s.push_back(ncx[1]);
-    return s;
-}
-
-std::vector<int64_t> shape_in(DataFormat f, const std::vector<int64_t> &ncx) {
-    return f == DataFormat::NXC ? nxc_shape(ncx) : ncx;
-}
-
-// A dense NCX tensor of shape `ncx`, with its channel axis moved last (dense NXC).
-template <class T>
-std::vector<T> ncx_to_nxc(const std::vector<T> &v, const std::vector<int64_t> &ncx) {
-    const int64_t n = ncx[0], c = ncx[1];
-    const int64_t x = deconv_ref::product(ncx) / (n * c);
-    std::vector<T> out(v.size());
-    for (int64_t i = 0; i < n; i++)
-        for (int64_t ch = 0; ch < c; ch++)
-            for (int64_t p = 0; p < x; p++) out[(i * x + p) * c + ch] = v[(i * c + ch) * x + p];
-    return out;
-}
-
-// The reference result in the given data format (values, abs sums and term counts permuted).
-deconv_ref::Result result_in(DataFormat f, const deconv_ref::Result &r) {
-    if (f == DataFormat::NCX) return r;
-    deconv_ref::Result o = r;
-    const auto &s = r.shape.output_shape;
-    o.output = ncx_to_nxc(r.output, s);
-    o.abs_sum = ncx_to_nxc(r.abs_sum, s);
-    o.terms = ncx_to_nxc(r.terms, s);
-    o.shape.output_shape = nxc_shape(s);
-    return o;
 }
 
 // Sum of a[i] * b[i] over two equally long buffers, in long double (the tolerance notes of the

@@ -19,6 +19,7 @@
 //                           concatenated tensors, padded rows, the output's gaps untouched.
 //   LayoutFormat.*          NCX set explicitly equals the default; NXC really is channels last.
 #include "check.h"
+#include "layout_support.h"
 
 #include <chrono>
 
@@ -28,36 +29,11 @@ using deconv::DataFormat;
 using deconv::DType;
 using deconv_test::Buffer;
 using deconv_test::vec_str;
+using deconv_test::ncx_to_nxc;
+using deconv_test::nxc_shape;
+using deconv_test::result_in;
 
 // ---------------------------------------------------------------- layouts (test-side)
-
-std::vector<int64_t> nxc_of(const std::vector<int64_t> &ncx) {
-    std::vector<int64_t> s{ncx[0]};
-    s.insert(s.end(), ncx.begin() + 2, ncx.end());
-    s.push_back(ncx[1]);
-    return s;
-}
-
-template <class T>
-std::vector<T> ncx_to_nxc(const std::vector<T> &v, const std::vector<int64_t> &ncx) {
-    const int64_t n = ncx[0], c = ncx[1];
-    const int64_t x = deconv_ref::product(ncx) / (n * c);
-    std::vector<T> out(v.size());
-    for (int64_t i = 0; i < n; i++)
-        for (int64_t ch = 0; ch < c; ch++)
-            for (int64_t p = 0; p < x; p++) out[(i * x + p) * c + ch] = v[(i * c + ch) * x + p];
-    return out;
-}
-
-deconv_ref::Result to_nxc(const deconv_ref::Result &r) {
-    deconv_ref::Result o = r;
-    const auto &s = r.shape.output_shape;
-    o.output = ncx_to_nxc(r.output, s);
-    o.abs_sum = ncx_to_nxc(r.abs_sum, s);
-    o.terms = ncx_to_nxc(r.terms, s);
-    o.shape.output_shape = nxc_of(s);
-    return o;
-}
 
 deconv::Attributes nxc_attrs(const deconv_ref::Problem &p) {
     deconv::Attributes a = deconv_test::to_lib_attrs(p);
@@ -87,7 +63,7 @@ struct LCase {
 
 std::string describe(const LCase &c) {
     static const char *apis[] = {"free-function", "plan", "strided-views"};
-    return "NXC " + deconv_ref::describe(c.p) + " (data " + vec_str(nxc_of(c.p.input_shape)) + ") dtype=" +
+    return "NXC " + deconv_ref::describe(c.p) + " (data " + vec_str(nxc_shape(c.p.input_shape)) + ") dtype=" +
            deconv_test::dt_str(c.dtype) + " api=" + apis[c.api] + " seed=" + std::to_string(c.seed);
 }
 
@@ -96,9 +72,9 @@ std::string describe(const LCase &c) {
     auto fail = [&]() { return ::testing::AssertionFailure() << describe(c) << "\n  "; };
     try {
         const deconv_ref::Result ref_ncx = deconv_ref::compute(p, c.input, c.filter);
-        const deconv_ref::Result ref = to_nxc(ref_ncx);
+        const deconv_ref::Result ref = result_in(DataFormat::NXC, ref_ncx);
         const auto &out_shape = ref.shape.output_shape;
-        const auto in_shape = nxc_of(p.input_shape);
+        const auto in_shape = nxc_shape(p.input_shape);
         const auto in_values = ncx_to_nxc(c.input, p.input_shape);
         const auto attrs = nxc_attrs(p);
         const deconv::Op op = deconv_test::lib_op(p);
@@ -141,7 +117,7 @@ std::string describe(const LCase &c) {
             std::mt19937 rng(static_cast<uint32_t>(c.seed * 7 + 1));
             const auto input2 = deconv_test::random_values(c.dtype, in.count, rng);  // NCX order
             deconv_test::fill(in, ncx_to_nxc(input2, p.input_shape));
-            const deconv_ref::Result ref2 = to_nxc(deconv_ref::compute(p, input2, c.filter));
+            const deconv_ref::Result ref2 = result_in(DataFormat::NXC, deconv_ref::compute(p, input2, c.filter));
             plan.run(in.data(), w.data(), out.data());
             r = deconv_test::compare_to_reference(c.dtype, deconv_test::read_all(out), ref2);
             if (!r) return fail() << "second Plan::run: " << r.message();
@@ -488,8 +464,8 @@ TEST(LayoutViews, ChannelSlicesOfWiderTensors) {
                 }
                 const auto in_ncx = deconv_test::random_values(t, deconv_ref::product(p.input_shape), rng);
                 const auto w = deconv_test::random_values(t, deconv_ref::product(p.filter_shape), rng);
-                const deconv_ref::Result ref = to_nxc(deconv_ref::compute(p, in_ncx, w));
-                const auto in_shape = nxc_of(p.input_shape);
+                const deconv_ref::Result ref = result_in(DataFormat::NXC, deconv_ref::compute(p, in_ncx, w));
+                const auto in_shape = nxc_shape(p.input_shape);
                 const auto &out_shape = ref.shape.output_shape;
                 // Strides of an NXC slice: channel stride 1, position stride = wider C (+ row
                 // padding on the innermost spatial axis), slice offset c0.
@@ -600,13 +576,13 @@ TEST(LayoutFormat, NcxExplicitEqualsDefaultAndNxcIsTheTranspose) {
     EXPECT_TRUE(deconv_test::compare_to_reference(DType::f32, deconv_test::read_all(o1), ref));
 
     a.data_format = DataFormat::NXC;
-    const auto nxc_in = nxc_of(p.input_shape), nxc_out = nxc_of(os);
+    const auto nxc_in = nxc_shape(p.input_shape), nxc_out = nxc_shape(os);
     EXPECT_EQ(deconv::infer_shape(deconv::Op::GroupConvolutionBackpropData, nxc_in, p.filter_shape, a).output_shape,
               nxc_out);
     Buffer in2(DType::f32, nxc_in), o3(DType::f32, nxc_out);
     deconv_test::fill(in2, ncx_to_nxc(x, p.input_shape));
     deconv::group_convolution_backprop_data(in2.cview(), wb.cview(), o3.view(), a);
-    EXPECT_TRUE(deconv_test::compare_to_reference(DType::f32, deconv_test::read_all(o3), to_nxc(ref)));
+    EXPECT_TRUE(deconv_test::compare_to_reference(DType::f32, deconv_test::read_all(o3), result_in(DataFormat::NXC, ref)));
     // The NCX result transposed equals the NXC result up to summation order (f32 rounding).
     const auto t1 = ncx_to_nxc(deconv_test::read_all(o1), os);
     const auto t3 = deconv_test::read_all(o3);

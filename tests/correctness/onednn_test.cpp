@@ -27,6 +27,7 @@
 //   OneDnnSweepCoverage.*  the sweep's generator covers what it claims
 //   OneDnnErrors.*         what the op must refuse (InvalidArgument, output untouched)
 #include "check.h"
+#include "layout_support.h"
 
 #include <chrono>
 #include <functional>
@@ -39,6 +40,11 @@ using deconv::DType;
 using deconv::WeightsFormat;
 using deconv_test::Buffer;
 using deconv_test::vec_str;
+using deconv_test::ncx_to_nxc;
+using deconv_test::nxc_shape;
+using deconv_test::nxc_to_ncx;
+using deconv_test::result_in;
+using deconv_test::shape_in;
 
 constexpr deconv::Op kOp = deconv::Op::ConvolutionBackwardData;
 
@@ -74,52 +80,7 @@ int64_t floor_div(int64_t a, int64_t b) {
     return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
-// ---------------------------------------------------------------- layouts (test-side)
-
-// [N, C, X...] -> [N, X..., C] and back.
-std::vector<int64_t> nxc_of(const std::vector<int64_t> &ncx) {
-    std::vector<int64_t> s{ncx[0]};
-    s.insert(s.end(), ncx.begin() + 2, ncx.end());
-    s.push_back(ncx[1]);
-    return s;
-}
-std::vector<int64_t> in_format(DataFormat f, const std::vector<int64_t> &ncx) {
-    return f == DataFormat::NXC ? nxc_of(ncx) : ncx;
-}
-
-// Dense NCX values of shape `ncx` -> dense NXC.
-template <class T>
-std::vector<T> ncx_to_nxc(const std::vector<T> &v, const std::vector<int64_t> &ncx) {
-    const int64_t n = ncx[0], c = ncx[1];
-    const int64_t x = deconv_ref::product(ncx) / (n * c);
-    std::vector<T> out(v.size());
-    for (int64_t i = 0; i < n; i++)
-        for (int64_t ch = 0; ch < c; ch++)
-            for (int64_t p = 0; p < x; p++) out[(i * x + p) * c + ch] = v[(i * c + ch) * x + p];
-    return out;
-}
-// Dense NXC values whose NCX shape is `ncx` -> dense NCX.
-template <class T>
-std::vector<T> nxc_to_ncx(const std::vector<T> &v, const std::vector<int64_t> &ncx) {
-    const int64_t n = ncx[0], c = ncx[1];
-    const int64_t x = deconv_ref::product(ncx) / (n * c);
-    std::vector<T> out(v.size());
-    for (int64_t i = 0; i < n; i++)
-        for (int64_t ch = 0; ch < c; ch++)
-            for (int64_t p = 0; p < x; p++) out[(i * c + ch) * x + p] = v[(i * x + p) * c + ch];
-    return out;
-}
-
-deconv_ref::Result result_in(DataFormat f, const deconv_ref::Result &r) {
-    if (f == DataFormat::NCX) return r;
-    deconv_ref::Result o = r;
-    const auto &s = r.shape.output_shape;
-    o.output = ncx_to_nxc(r.output, s);
-    o.abs_sum = ncx_to_nxc(r.abs_sum, s);
-    o.terms = ncx_to_nxc(r.terms, s);
-    o.shape.output_shape = nxc_of(s);
-    return o;
-}
+// ---------------------------------------------------------------- layouts: layout_support.h
 
 // The weights' shape in its format: OIX [OC, IC/G, K...], XIO [K..., IC/G, OC].
 std::vector<int64_t> weights_shape(WeightsFormat wf, int64_t oc, int64_t ipg,
@@ -224,12 +185,12 @@ struct DnnCase {
         s.insert(s.end(), x.begin(), x.end());
         return s;
     }
-    std::vector<int64_t> in_shape() const { return in_format(df, ncx_in()); }
+    std::vector<int64_t> in_shape() const { return shape_in(df, ncx_in()); }
     std::vector<int64_t> w_shape() const { return weights_shape(wf, oc, ic / groups, k); }
     std::vector<int64_t> dst_full(const std::vector<int64_t> &sp) const {
         std::vector<int64_t> s{n, ic};
         s.insert(s.end(), sp.begin(), sp.end());
-        return in_format(df, s);
+        return shape_in(df, s);
     }
 };
 
