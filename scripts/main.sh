@@ -10,7 +10,7 @@ SHARED="$(cd .. && pwd)/shared"
 
 echo
 echo "== Shape inference of the spec's example layers"
-for xml in tests/cli/data/gcbd_2d.xml tests/cli/data/cbd_2d.xml tests/cli/data/gcbd_3d.xml; do
+for xml in tests/cli/data/gcbd_2d.xml tests/cli/data/cbd_2d.xml tests/cli/data/gcbd_3d.xml tests/cli/data/gc_1d.xml tests/cli/data/gc_2d.xml tests/cli/data/gc_3d.xml; do
   [ -f "$xml" ] || continue
   printf '%-45s -> %s\n' "$(basename "$xml")" "$("$BIN" infer-shape --layer "$xml")"
 done
