@@ -270,7 +270,7 @@ int64_t forward_pairs(int64_t x, int64_t k, int64_t y, int64_t s, int64_t d, int
 
 // Channels-first backprop layers choose their schedule: vectorized output channels when a
 // group has at least a vector of them (16 f32 lanes on AVX-512) and each tile's reduction
-// (input channels x taps per phase) is long enough to amortize its stores, which scatter
+// (input channels x taps per phase, above 256) is long enough to amortize its stores, which scatter
 // across channel planes; else vectorized output positions. Measured on the bench suite
 // (README, "Speed"): unet3d_up (128 x 1 tap) runs faster on positions, vnet_up_3x3x3 (64 x 8)
 // and dilated_s1 (64 x 9) on channels. DECONV_NCX_SCHEDULE = positions | channels overrides
@@ -283,7 +283,7 @@ bool choose_channel_major(const detail::OpGeometry &g, const std::vector<int64_t
     }
     int64_t taps = 1;  // taps per phase, at most
     for (int i = 0; i < g.rank; i++) taps *= (g.kernel[i] + strides[i] - 1) / strides[i];
-    return g.c_out >= 16 && g.c_in * taps >= 256;
+    return g.c_out >= 16 && g.c_in * taps > 256;
 }
 
 const char *kernel_op(const detail::OpGeometry &g, bool channel_major, bool interior) {
