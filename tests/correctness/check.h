@@ -399,4 +399,29 @@ inline ::testing::AssertionResult run_and_check(const GenCase &c) {
     }
 }
 
+// ---------------------------------------------------------------- sweep shards
+
+// One shard of a seeded random sweep: the cases of one dtype and spatial rank, so that a failure
+// names them and CTest runs shards in parallel.
+struct Shard {
+    DType dtype;
+    int rank;
+};
+inline std::ostream &operator<<(std::ostream &os, const Shard &s) {
+    return os << dt_str(s.dtype) << " rank " << s.rank;
+}
+
+// Every (dtype, rank 1..3) shard of the given dtypes (default: all).
+inline std::vector<Shard> shards_of(const std::vector<DType> &dtypes = all_dtypes()) {
+    std::vector<Shard> v;
+    for (DType t : dtypes)
+        for (int rank = 1; rank <= 3; rank++) v.push_back({t, rank});
+    return v;
+}
+
+// GoogleTest parameter names: "f32_rank2".
+inline std::string shard_name(const ::testing::TestParamInfo<Shard> &info) {
+    return std::string(dt_str(info.param.dtype)) + "_rank" + std::to_string(info.param.rank);
+}
+
 }  // namespace deconv_test

@@ -529,20 +529,7 @@ FwdCase make_fwd_case(DType t, int rank, int index) {
     return c;
 }
 
-struct Shard {
-    DType dtype;
-    int rank;
-};
-std::ostream &operator<<(std::ostream &os, const Shard &s) {
-    return os << deconv_test::dt_str(s.dtype) << " rank " << s.rank;
-}
-
-std::vector<Shard> all_shards() {
-    std::vector<Shard> v;
-    for (DType t : deconv_test::all_dtypes())
-        for (int rank = 1; rank <= 3; rank++) v.push_back({t, rank});
-    return v;
-}
+using deconv_test::Shard;
 
 class ForwardSweep : public ::testing::TestWithParam<Shard> {};
 
@@ -571,11 +558,8 @@ TEST_P(ForwardSweep, MatchesReference) {
                 modes[1], modes[2], modes[3], secs);
 }
 
-INSTANTIATE_TEST_SUITE_P(Shards, ForwardSweep, ::testing::ValuesIn(all_shards()),
-                         [](const ::testing::TestParamInfo<Shard> &pinfo) {
-                             return std::string(deconv_test::dt_str(pinfo.param.dtype)) + "_rank" +
-                                    std::to_string(pinfo.param.rank);
-                         });
+INSTANTIATE_TEST_SUITE_P(Shards, ForwardSweep, ::testing::ValuesIn(deconv_test::shards_of()),
+                         deconv_test::shard_name);
 
 // The generator really covers what the sweep claims (independent of the library).
 TEST(ForwardSweepCoverage, GeneratorCoversTheSpace) {

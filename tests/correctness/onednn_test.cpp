@@ -869,20 +869,7 @@ DnnCase sweep_case(DType t, int rank, int index) {
     return c;
 }
 
-struct Shard {
-    DType dtype;
-    int rank;
-};
-std::ostream &operator<<(std::ostream &os, const Shard &s) {
-    return os << deconv_test::dt_str(s.dtype) << " rank " << s.rank;
-}
-
-std::vector<Shard> shards() {
-    std::vector<Shard> v;
-    for (DType t : op_dtypes())
-        for (int rank = 1; rank <= 3; rank++) v.push_back({t, rank});
-    return v;
-}
+using deconv_test::Shard;
 
 class OneDnnSweep : public ::testing::TestWithParam<Shard> {};
 
@@ -904,11 +891,8 @@ TEST_P(OneDnnSweep, MatchesReference) {
                 deconv_test::dt_str(t), rank, kCasesPerShard, secs);
 }
 
-INSTANTIATE_TEST_SUITE_P(Shards, OneDnnSweep, ::testing::ValuesIn(shards()),
-                         [](const ::testing::TestParamInfo<Shard> &pinfo) {
-                             return std::string(deconv_test::dt_str(pinfo.param.dtype)) + "_rank" +
-                                    std::to_string(pinfo.param.rank);
-                         });
+INSTANTIATE_TEST_SUITE_P(Shards, OneDnnSweep, ::testing::ValuesIn(deconv_test::shards_of(op_dtypes())),
+                         deconv_test::shard_name);
 
 // The sweep's generator covers what it claims (no library involved).
 TEST(OneDnnSweepCoverage, GeneratorCoversTheSpace) {

@@ -13,20 +13,7 @@ using deconv_test::GenCase;
 
 constexpr int kCasesPerShard = 110;  // 7 dtypes x 3 ranks x 110 = 2310 cases
 
-struct Shard {
-    DType dtype;
-    int rank;
-};
-std::ostream &operator<<(std::ostream &os, const Shard &s) {
-    return os << deconv_test::dt_str(s.dtype) << " rank " << s.rank;
-}
-
-std::vector<Shard> all_shards() {
-    std::vector<Shard> v;
-    for (DType t : deconv_test::all_dtypes())
-        for (int rank = 1; rank <= 3; rank++) v.push_back({t, rank});
-    return v;
-}
+using deconv_test::Shard;
 
 class Sweep : public ::testing::TestWithParam<Shard> {};
 
@@ -57,11 +44,8 @@ TEST_P(Sweep, MatchesReference) {
                 deconv_test::dt_str(t), rank, kCasesPerShard, grouped, with_os, plan, views, secs);
 }
 
-INSTANTIATE_TEST_SUITE_P(Shards, Sweep, ::testing::ValuesIn(all_shards()),
-                         [](const ::testing::TestParamInfo<Shard> &pinfo) {
-                             return std::string(deconv_test::dt_str(pinfo.param.dtype)) + "_rank" +
-                                    std::to_string(pinfo.param.rank);
-                         });
+INSTANTIATE_TEST_SUITE_P(Shards, Sweep, ::testing::ValuesIn(deconv_test::shards_of()),
+                         deconv_test::shard_name);
 
 // The sweep's generator really covers what it claims (independent of the library).
 TEST(SweepCoverage, GeneratorCoversTheSpace) {
