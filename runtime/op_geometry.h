@@ -9,6 +9,7 @@
 #include "deconv/deconv.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace deconv {
@@ -43,6 +44,11 @@ DataFormat data_format_of(Op op, const Attributes &attrs);
 // and the attributes that only some ops take. Throws Error naming the offending value.
 OpGeometry op_geometry(Op op, const std::vector<int64_t> &input_shape, const std::vector<int64_t> &filter_shape,
                        const Attributes &attrs);
+
+// deconv::infer_shape on a geometry already validated by op_geometry() (the plan needs both).
+ShapeInfo infer_shape(Op op, const OpGeometry &g, const std::vector<int64_t> &input_shape,
+                      const std::vector<int64_t> &filter_shape, const Attributes &attrs,
+                      const std::optional<std::vector<int64_t>> &output_shape);
 
 // [N, C, X..] <-> the data format's order.
 std::vector<int64_t> to_ncx(const std::vector<int64_t> &shape, DataFormat f);

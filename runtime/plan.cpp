@@ -321,8 +321,8 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
     impl->dtype = dtype;
     impl->input_shape = input_shape;
     impl->filter_shape = filter_shape;
-    impl->info = infer_shape(op, input_shape, filter_shape, attrs, output_shape);
     impl->geo = detail::op_geometry(op, input_shape, filter_shape, attrs);
+    impl->info = detail::infer_shape(op, impl->geo, input_shape, filter_shape, attrs, output_shape);
     const detail::OpGeometry &geo = impl->geo;
     const int rank = geo.rank;
     if (op == Op::ConvolutionBackwardData && dtype != DType::f32 && dtype != DType::bf16 && dtype != DType::f16) {

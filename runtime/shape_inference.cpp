@@ -130,7 +130,13 @@ int64_t forward_axis(int64_t x, int64_t k, int64_t s, int64_t d, AutoPad mode, i
 
 ShapeInfo infer_shape(Op op, const std::vector<int64_t> &input_shape, const std::vector<int64_t> &filter_shape,
                       const Attributes &attrs, const std::optional<std::vector<int64_t>> &output_shape) {
-    const detail::OpGeometry g = detail::op_geometry(op, input_shape, filter_shape, attrs);
+    return detail::infer_shape(op, detail::op_geometry(op, input_shape, filter_shape, attrs), input_shape,
+                               filter_shape, attrs, output_shape);
+}
+
+ShapeInfo detail::infer_shape(Op op, const OpGeometry &g, const std::vector<int64_t> &input_shape,
+                              const std::vector<int64_t> &filter_shape, const Attributes &attrs,
+                              const std::optional<std::vector<int64_t>> &output_shape) {
     const size_t d = g.rank;
 
     ShapeInfo info;
