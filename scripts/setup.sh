@@ -19,6 +19,7 @@ packages=(
   libgtest-dev libgmock-dev              # tests
   libcli11-dev nlohmann-json3-dev libpugixml-dev   # command line: arguments, JSON, XML
   libdnnl-dev                            # oneDNN, the speed baseline of `deconv bench`
+  ocl-icd-opencl-dev                     # oneDNN's CMake package requires OpenCL (a Recommends)
   python3 python3-numpy                  # end-to-end tests of the command line
   pkgconf                                # the pkg-config check of the installed package
 )
