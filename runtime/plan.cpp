@@ -33,6 +33,11 @@ struct Plan::Impl {
     const detail::KernelEntry *interior_kernel = nullptr;  // phases whose taps all read inside the input
     // The kernels vectorize output channels (and read the filter packed channel-major).
     bool channel_major = false;
+    // Position-vectorized backprop layers whose input is small enough run every phase on the
+    // interior kernel over a zero-bordered copy of the input (see bordered_input()): the bounded
+    // kernel's clamped vector reads compile to gathers. Margins per spatial axis, spec order;
+    // empty when the layer reads the caller's input directly.
+    std::vector<int64_t> border_lo, border_hi;
     int64_t macs = 0;
     // f16 layers on x86 with F16C: the f32 plan of the same layer (see f16_conversion.h).
     std::shared_ptr<const Impl> via_f32;
@@ -286,6 +291,64 @@ bool choose_channel_major(const detail::OpGeometry &g, const std::vector<int64_t
     return g.c_out >= 16 && g.c_in * taps > 256;
 }
 
+// The largest zero-bordered input copy a plan makes (bytes); larger inputs run the bounded
+// kernel on the caller's buffer, so the spec's 3D example keeps its memory at the tensors' size.
+constexpr int64_t kMaxBorderedInputBytes = int64_t(64) << 20;
+
+// Margins (before, after) each axis needs so that every tap of every phase reads inside a
+// zero-bordered copy of the input; false when no copy is worth making (every phase is already
+// interior, or the copy would be too large).
+bool border_margins(const std::vector<std::vector<AxisPhase>> &phases, const detail::OpGeometry &geo, size_t elem,
+                    std::vector<int64_t> &lo, std::vector<int64_t> &hi) {
+    lo.assign(geo.rank, 0);
+    hi.assign(geo.rank, 0);
+    int64_t bytes = (int64_t)elem * geo.n * geo.groups * geo.c_in;
+    bool any = false;
+    for (int i = 0; i < geo.rank; i++) {
+        for (const AxisPhase &a : phases[i]) {
+            if (a.tap_count == 0) continue;
+            lo[i] = std::max(lo[i], (a.tap_count - 1) * a.in_step - a.in_offset);
+            hi[i] = std::max(hi[i], a.out_count - 1 + a.in_offset - (geo.in_spatial[i] - 1));
+        }
+        any = any || lo[i] > 0 || hi[i] > 0;
+        const int64_t extent = geo.in_spatial[i] + lo[i] + hi[i];
+        if (extent > INT32_MAX || bytes > kMaxBorderedInputBytes) return false;
+        bytes *= extent;
+    }
+    return any && bytes <= kMaxBorderedInputBytes;
+}
+
+// Copies the input (NCX, innermost axis dense) into a zeroed buffer with `lo`/`hi` margins on
+// every spatial axis; returns its dense strides through `st`.
+std::vector<uint8_t> bordered_input(const uint8_t *src, const std::vector<int64_t> &src_st,
+                                    const std::vector<int64_t> &shape, const std::vector<int64_t> &lo,
+                                    const std::vector<int64_t> &hi, size_t elem, std::vector<int64_t> &st) {
+    std::vector<int64_t> padded = shape;
+    for (size_t i = 0; i < lo.size(); i++) padded[2 + i] += lo[i] + hi[i];
+    st = dense_strides(padded);
+    int64_t count = 1;
+    for (int64_t v : padded) count *= v;
+    std::vector<uint8_t> buf((size_t)(count * (int64_t)elem), 0);
+    const size_t axes = shape.size();
+    const size_t row = (size_t)shape.back() * elem;
+    int64_t rows = 1;
+    for (size_t a = 0; a + 1 < axes; a++) rows *= shape[a];
+    std::vector<int64_t> idx(axes - 1, 0);
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t s = 0, d = lo.back() * st.back();
+        for (size_t a = 0; a + 1 < axes; a++) {
+            s += idx[a] * src_st[a];
+            d += (idx[a] + (a >= 2 ? lo[a - 2] : 0)) * st[a];
+        }
+        std::memcpy(buf.data() + d * (int64_t)elem, src + s * (int64_t)elem, row);
+        for (size_t a = axes - 1; a-- > 0;) {
+            if (++idx[a] < shape[a]) break;
+            idx[a] = 0;
+        }
+    }
+    return buf;
+}
+
 const char *kernel_op(const detail::OpGeometry &g, bool channel_major, bool interior) {
     const bool nxc = g.data_format == DataFormat::NXC;
     if (g.forward) return nxc ? "group_conv_nxc" : "group_conv";
@@ -364,6 +427,15 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
         }
     }
     impl->macs = macs;
+    const char *border_env = std::getenv("DECONV_BORDERED_INPUT");  // "0": off, for measuring
+    if (!geo.forward && !impl->channel_major && geo.data_format == DataFormat::NCX && geo.c_out < 16 &&
+        !(border_env && std::strcmp(border_env, "0") == 0)) {
+        std::vector<int64_t> lo, hi;
+        if (border_margins(impl->phases, geo, dtype_size(dtype), lo, hi)) {
+            impl->border_lo = lo;
+            impl->border_hi = hi;
+        }
+    }
     detail::install_halide_hooks();
     if (dtype == DType::f16 && detail::use_f16c_conversion() &&
         detail::find_kernel(kernel_op(geo, impl->channel_major, false), rank, DType::f32)) {
@@ -428,6 +500,13 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
         dense_output.resize((size_t)count * elem);
         out_data = dense_output.data();
         out_st = dense_strides(p.info.output_shape);
+    }
+    const bool bordered = !p.border_lo.empty();
+    std::vector<uint8_t> bordered_data;
+    if (bordered) {
+        bordered_data = bordered_input((const uint8_t *)in_data, in_st, p.input_shape, p.border_lo, p.border_hi, elem,
+                                       in_st);
+        in_data = bordered_data.data();
     }
     const std::vector<int64_t> in_nc = detail::to_ncx(in_st, fmt), out_nc = detail::to_ncx(out_st, fmt);
 
@@ -499,13 +578,18 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
                 set_dim(out_dims[dd(h)], 0, a.out_count, p.info.strides[i] * ys);
                 set_dim(w_dims[fd(h)], 0, a.tap_count, a.tap_step * ks);
                 // The input's origin moves so that output q reads input q + in_offset at tap 0.
-                set_dim(in_dims[dd(h)], -a.in_offset, geo.in_spatial[i], in_nc[2 + i]);
+                if (bordered) {
+                    set_dim(in_dims[dd(h)], -a.in_offset - p.border_lo[i],
+                            geo.in_spatial[i] + p.border_lo[i] + p.border_hi[i], in_nc[2 + i]);
+                } else {
+                    set_dim(in_dims[dd(h)], -a.in_offset, geo.in_spatial[i], in_nc[2 + i]);
+                }
                 steps[h] = (int32_t)a.in_step;
                 has_taps = has_taps && a.tap_count > 0;
                 interior = interior && a.in_offset - (a.tap_count - 1) * a.in_step >= 0 &&
                            a.out_count - 1 + a.in_offset < geo.in_spatial[i];
             }
-            const detail::KernelEntry *kernel = interior ? p.interior_kernel : p.kernel;
+            const detail::KernelEntry *kernel = interior || bordered ? p.interior_kernel : p.kernel;
             uint8_t *out_base = out_data + out_off * (int64_t)elem;
             if (!has_taps) {
                 std::vector<int64_t> ext, st;
