@@ -318,17 +318,23 @@ bool border_margins(const std::vector<std::vector<AxisPhase>> &phases, const det
     return any && bytes <= kMaxBorderedInputBytes;
 }
 
-// Copies the input (NCX, innermost axis dense) into a zeroed buffer with `lo`/`hi` margins on
-// every spatial axis; returns its dense strides through `st`.
-std::vector<uint8_t> bordered_input(const uint8_t *src, const std::vector<int64_t> &src_st,
-                                    const std::vector<int64_t> &shape, const std::vector<int64_t> &lo,
-                                    const std::vector<int64_t> &hi, size_t elem, std::vector<int64_t> &st) {
+// Copies the input (NCX, innermost axis dense: run() makes it so) into a zeroed dense buffer with `lo`/`hi` margins on
+// every spatial axis.
+struct BorderedInput {
+    std::vector<uint8_t> data;
+    std::vector<int64_t> strides;  // dense, of the bordered shape
+};
+BorderedInput bordered_input(const uint8_t *src, const std::vector<int64_t> &src_st, const std::vector<int64_t> &shape,
+                             const std::vector<int64_t> &lo, const std::vector<int64_t> &hi, size_t elem) {
     std::vector<int64_t> padded = shape;
     for (size_t i = 0; i < lo.size(); i++) padded[2 + i] += lo[i] + hi[i];
-    st = dense_strides(padded);
+    BorderedInput out;
+    out.strides = dense_strides(padded);
+    const std::vector<int64_t> &st = out.strides;
     int64_t count = 1;
     for (int64_t v : padded) count *= v;
-    std::vector<uint8_t> buf((size_t)(count * (int64_t)elem), 0);
+    out.data.assign((size_t)(count * (int64_t)elem), 0);
+    std::vector<uint8_t> &buf = out.data;
     const size_t axes = shape.size();
     const size_t row = (size_t)shape.back() * elem;
     int64_t rows = 1;
@@ -346,7 +352,7 @@ std::vector<uint8_t> bordered_input(const uint8_t *src, const std::vector<int64_
             idx[a] = 0;
         }
     }
-    return buf;
+    return out;
 }
 
 const char *kernel_op(const detail::OpGeometry &g, bool channel_major, bool interior) {
@@ -502,11 +508,11 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
         out_st = dense_strides(p.info.output_shape);
     }
     const bool bordered = !p.border_lo.empty();
-    std::vector<uint8_t> bordered_data;
+    BorderedInput bordered_copy;
     if (bordered) {
-        bordered_data = bordered_input((const uint8_t *)in_data, in_st, p.input_shape, p.border_lo, p.border_hi, elem,
-                                       in_st);
-        in_data = bordered_data.data();
+        bordered_copy = bordered_input((const uint8_t *)in_data, in_st, p.input_shape, p.border_lo, p.border_hi, elem);
+        in_data = bordered_copy.data.data();
+        in_st = bordered_copy.strides;
     }
     const std::vector<int64_t> in_nc = detail::to_ncx(in_st, fmt), out_nc = detail::to_ncx(out_st, fmt);
 
