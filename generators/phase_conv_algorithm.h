@@ -28,5 +28,62 @@ inline ConvStages define_phase_conv(const Halide::Func &input, const Halide::Fun
                               [&](int axis, Halide::Expr q, Halide::Expr j) { return q - j * in_step[axis]; });
 }
 
+// The same phase convolution with every stride phase of the innermost axis in one kernel call,
+// so that a vector of outputs of each phase is stored interleaved with the others as dense
+// rows (the separate per-phase calls store them `stride` elements apart, one lane at a time).
+// Axis 0's output position y = s*q + ph (ph < s, a pure variable) reads, for d = 1,
+//
+//     out[ph, q] = sum_{ci, j} input[q + floor((ph + pad_begin) / s) - j] * w[j, ph]
+//
+// where w[j, ph] is tap (ph + pad_begin) mod s + j*s, zero past the kernel (the dispatcher packs
+// it). The outer axes are phase views as above. Interior only: the dispatcher hands a
+// zero-bordered input. Logical order: output [ph, q_0 .. q_{D-1}, co, g, n], filter
+// [j, ph, k_1 .. k_{D-1}, co, ci, g], input as define_phase_conv's (channels first).
+struct InterleavedStages {
+    Halide::Var ph{"ph"};
+    std::vector<Halide::Var> q;  // q[0]: groups of `s` outputs along axis 0
+    Halide::Var co{"co"}, g{"g"}, n{"n"};
+    Halide::RDom r;  // taps r[0..D-1] (axis 0: j), input channel r[D]
+    Halide::Func acc{"acc"}, out{"out"};
+
+    std::vector<Halide::Var> args() const {
+        std::vector<Halide::Var> a = {ph};
+        a.insert(a.end(), q.begin(), q.end());
+        a.insert(a.end(), {co, g, n});
+        return a;
+    }
+};
+
+inline InterleavedStages define_interleaved_phase_conv(const Halide::Func &input, const Halide::Func &filter,
+                                                       const Halide::OutputImageParam &filter_param, int rank,
+                                                       int stride, const Halide::Expr &pad_begin,
+                                                       const std::vector<Halide::Expr> &in_step,
+                                                       const Halide::Type &storage) {
+    using namespace Halide;
+    InterleavedStages p;
+    for (int i = 0; i < rank; i++) p.q.emplace_back("q" + std::to_string(i));
+    Region taps = {{0, filter_param.dim(0).extent()}};
+    for (int i = 1; i < rank; i++) taps.push_back({0, filter_param.dim(i + 1).extent()});
+    taps.push_back({0, filter_param.dim(rank + 2).extent()});  // ci
+    p.r = RDom(taps, "r");
+
+    const Type acc_t = accumulator_type(storage);
+    Expr ci = p.r[rank];
+    std::vector<Expr> in_idx = {p.q[0] + (p.ph + pad_begin) / stride - p.r[0]};
+    std::vector<Expr> w_idx = {p.r[0], p.ph};
+    for (int i = 1; i < rank; i++) {
+        in_idx.push_back(p.q[i] - p.r[i] * in_step[i]);
+        w_idx.push_back(p.r[i]);
+    }
+    in_idx.insert(in_idx.end(), {ci, p.g, p.n});
+    w_idx.insert(w_idx.end(), {p.co, ci, p.g});
+
+    const std::vector<Var> a = p.args();
+    p.acc(a) = Internal::make_zero(acc_t);
+    p.acc(a) += cast(acc_t, input(in_idx)) * cast(acc_t, filter(w_idx));
+    p.out(a) = store_cast(storage, p.acc(std::vector<Expr>(a.begin(), a.end())));
+    return p;
+}
+
 }  // namespace gen
 }  // namespace deconv

@@ -14,11 +14,15 @@ namespace detail {
 // The C signatures of the kernels, one per generator (generators/*_generator.cpp).
 using PhaseKernelFn = int (*)(int32_t in_step_0, int32_t in_step_1, int32_t in_step_2, halide_buffer_t *input,
                               halide_buffer_t *filter, halide_buffer_t *output);
+// deconv_phase_conv_interleaved: the innermost axis's pads_begin, then the outer axes' steps.
+using InterleavedKernelFn = int (*)(int32_t pad_begin_0, int32_t in_step_1, int32_t in_step_2,
+                                   halide_buffer_t *input, halide_buffer_t *filter, halide_buffer_t *output);
 using GroupConvKernelFn = int (*)(int32_t stride_0, int32_t stride_1, int32_t stride_2, int32_t dilation_0,
                                   int32_t dilation_1, int32_t dilation_2, halide_buffer_t *input,
                                   halide_buffer_t *filter, halide_buffer_t *output);
 // The table stores every kernel as this type; as<>() casts back to the kernel's own signature,
-// which the op name decides ("phase_conv*": PhaseKernelFn, "group_conv*": GroupConvKernelFn).
+// which the op name decides ("phase_conv_interleaved_s*": InterleavedKernelFn, other "phase_conv*":
+// PhaseKernelFn, "group_conv*": GroupConvKernelFn).
 using AnyKernelFn = void (*)();
 
 struct KernelEntry {

@@ -38,6 +38,9 @@ struct Plan::Impl {
     // kernel's clamped vector reads compile to gathers. Margins per spatial axis, spec order;
     // empty when the layer reads the caller's input directly.
     std::vector<int64_t> border_lo, border_hi;
+    // Bordered layers whose innermost axis has stride 2 or 8 (dilation 1) run all of its phases
+    // together, stored as dense rows (deconv_phase_conv_interleaved); null otherwise.
+    const detail::KernelEntry *interleaved_kernel = nullptr;
     int64_t macs = 0;
     // f16 layers on x86 with F16C: the f32 plan of the same layer (see f16_conversion.h).
     std::shared_ptr<const Impl> via_f32;
@@ -261,6 +264,56 @@ PackedFilter pack_filter(const void *src, const std::vector<int64_t> &st, const 
     return f;
 }
 
+// The filter of the interleaved kernel, from the position kernels' packing: logical
+// [j, ph, k_1 .. k_{D-1}, co, ci, g] (innermost axis first) where (j, ph) is tap
+// tap_first(ph) + s*j of the innermost axis (stride s, one phase per output residue), zero where that phase has fewer taps; stored
+// [g, k_outer.., ph, j, ci, co] (outermost first).
+struct InterleavedFilter {
+    std::vector<uint8_t> data;
+    int64_t taps = 0;                  // j extent: the most taps of a phase
+    int64_t j = 0, ph = 0, g = 0;      // strides
+    std::vector<int64_t> k;            // outer axes' tap strides, spec order (rank - 1)
+};
+
+InterleavedFilter pack_interleaved(const PackedFilter &f, const std::vector<AxisPhase> &inner,
+                                   const detail::OpGeometry &geo, size_t elem) {
+    const int rank = geo.rank;
+    InterleavedFilter w;
+    for (const AxisPhase &a : inner) w.taps = std::max(w.taps, a.tap_count);
+    const int64_t block = geo.c_in * geo.c_out;  // [ci, co] in both packings
+    w.j = block;
+    w.ph = w.taps * block;
+    int64_t outer_taps = 1, stride = (int64_t)inner.size() * w.ph;
+    w.k.assign(rank - 1, 0);
+    for (int i = rank - 1; i-- > 0;) {
+        w.k[i] = stride;
+        stride *= geo.kernel[i];
+        outer_taps *= geo.kernel[i];
+    }
+    w.g = stride;
+    w.data.assign((size_t)(geo.groups * stride) * elem, 0);
+    for (int64_t g = 0; g < geo.groups; g++) {
+        for (int64_t t = 0; t < outer_taps; t++) {
+            int64_t rem = t, src = g * f.g, dst = g * w.g;
+            for (int i = rank - 1; i-- > 0;) {
+                const int64_t k = rem % geo.kernel[i];
+                src += k * f.k[i];
+                dst += k * w.k[i];
+                rem /= geo.kernel[i];
+            }
+            for (size_t ph = 0; ph < inner.size(); ph++) {
+                const AxisPhase &a = inner[ph];
+                for (int64_t j = 0; j < a.tap_count; j++) {
+                    const int64_t k = a.tap_first + j * a.tap_step;
+                    std::memcpy(w.data.data() + (dst + (int64_t)ph * w.ph + j * w.j) * (int64_t)elem,
+                                f.data.data() + (src + k * f.k[rank - 1]) * (int64_t)elem, (size_t)(block * (int64_t)elem));
+                }
+            }
+        }
+    }
+    return w;
+}
+
 // Pairs (output position, tap) of a forward axis whose input index lies inside [0, X).
 int64_t forward_pairs(int64_t x, int64_t k, int64_t y, int64_t s, int64_t d, int64_t pb) {
     int64_t pairs = 0;
@@ -296,26 +349,35 @@ bool choose_channel_major(const detail::OpGeometry &g, const std::vector<int64_t
 constexpr int64_t kMaxBorderedInputBytes = int64_t(64) << 20;
 
 // Margins (before, after) each axis needs so that every tap of every phase reads inside a
-// zero-bordered copy of the input; false when no copy is worth making (every phase is already
-// interior, or the copy would be too large).
+// zero-bordered copy of the input; false when the copy would be too large.
+// `interleave` (the innermost axis's stride s, 0: none): also what the interleaved kernel reads
+// there (dilation 1): group q of phase ph < s reads q + floor((ph + pad_begin) / s) - j for every
+// j below the most taps of a phase (the packed filter gives the shorter phases zero taps).
 bool border_margins(const std::vector<std::vector<AxisPhase>> &phases, const detail::OpGeometry &geo, size_t elem,
+                    int64_t interleave, int64_t inner_pad_begin, int64_t inner_out,
                     std::vector<int64_t> &lo, std::vector<int64_t> &hi) {
     lo.assign(geo.rank, 0);
     hi.assign(geo.rank, 0);
     int64_t bytes = (int64_t)elem * geo.n * geo.groups * geo.c_in;
-    bool any = false;
     for (int i = 0; i < geo.rank; i++) {
+        int64_t most_taps = 0;
         for (const AxisPhase &a : phases[i]) {
+            most_taps = std::max(most_taps, a.tap_count);
             if (a.tap_count == 0) continue;
             lo[i] = std::max(lo[i], (a.tap_count - 1) * a.in_step - a.in_offset);
             hi[i] = std::max(hi[i], a.out_count - 1 + a.in_offset - (geo.in_spatial[i] - 1));
         }
-        any = any || lo[i] > 0 || hi[i] > 0;
+        if (interleave && i == geo.rank - 1) {
+            const int64_t s = interleave;
+            lo[i] = std::max(lo[i], most_taps - 1 - detail::floor_div(inner_pad_begin, s));
+            hi[i] = std::max(hi[i], inner_out / s - 1 + detail::floor_div(s - 1 + inner_pad_begin, s) -
+                                        (geo.in_spatial[i] - 1));
+        }
         const int64_t extent = geo.in_spatial[i] + lo[i] + hi[i];
         if (extent > INT32_MAX || bytes > kMaxBorderedInputBytes) return false;
         bytes *= extent;
     }
-    return any && bytes <= kMaxBorderedInputBytes;
+    return bytes <= kMaxBorderedInputBytes;
 }
 
 // Copies the input (NCX, innermost axis dense: run() makes it so) into a zeroed dense buffer with `lo`/`hi` margins on
@@ -434,12 +496,28 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
     }
     impl->macs = macs;
     const char *border_env = std::getenv("DECONV_BORDERED_INPUT");  // "0": off, for measuring
-    if (!geo.forward && !impl->channel_major && geo.data_format == DataFormat::NCX && geo.c_out < 16 &&
+    if (!geo.forward && !impl->channel_major && geo.data_format == DataFormat::NCX &&
         !(border_env && std::strcmp(border_env, "0") == 0)) {
+        const int in = rank - 1;  // the innermost axis, spec order
+        const int64_t s = impl->info.strides[in];
+        const detail::KernelEntry *ik =
+            s == 2 || s == 8 ? detail::find_kernel(("phase_conv_interleaved_s" + std::to_string(s)).c_str(), rank, dtype)
+                             : nullptr;
+        // One phase per output residue, in residue order (every residue has an output).
+        bool interleave = ik && impl->info.dilations[in] == 1 && impl->out_spatial[in] >= s &&
+                          (int64_t)impl->phases[in].size() == s;
+        for (int64_t r = 0; interleave && r < s; r++) interleave = impl->phases[in][r].out_first == r;
         std::vector<int64_t> lo, hi;
-        if (border_margins(impl->phases, geo, dtype_size(dtype), lo, hi)) {
+        // Few output channels only: with 16 or more, the position kernel's wider register tile
+        // (2 vectors x 8 channels) beats the interleaved one and the copy does not pay
+        // (measured: unet_up4, hifigan_up3, unet3d_up 1.4-1.6x slower bordered and interleaved).
+        if (geo.c_out < 16 && border_margins(impl->phases, geo, dtype_size(dtype), interleave ? s : 0, impl->info.pads_begin[in],
+                           impl->out_spatial[in], lo, hi) &&
+            (interleave || std::any_of(lo.begin(), lo.end(), [](int64_t v) { return v > 0; }) ||
+             std::any_of(hi.begin(), hi.end(), [](int64_t v) { return v > 0; }))) {
             impl->border_lo = lo;
             impl->border_hi = hi;
+            if (interleave) impl->interleaved_kernel = ik;
         }
     }
     detail::install_halide_hooks();
@@ -509,7 +587,9 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
     }
     const bool bordered = !p.border_lo.empty();
     BorderedInput bordered_copy;
-    if (bordered) {
+    const bool margins = std::any_of(p.border_lo.begin(), p.border_lo.end(), [](int64_t v) { return v > 0; }) ||
+                         std::any_of(p.border_hi.begin(), p.border_hi.end(), [](int64_t v) { return v > 0; });
+    if (margins) {
         bordered_copy = bordered_input((const uint8_t *)in_data, in_st, p.input_shape, p.border_lo, p.border_hi, elem);
         in_data = bordered_copy.data.data();
         in_st = bordered_copy.strides;
@@ -566,44 +646,97 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
                                                                  dilations[1], dilations[2], &in_buf, &w_buf, &out_buf);
         if (rc != 0) fail_kernel(p.kernel, rc);
     } else {
-        // Iterate over every combination of per-axis phases (odometer over spatial axes).
+        // The interleaved kernel serves the innermost axis's groups of s outputs (every phase at
+        // once) when the output's rows are dense; the last Y mod s outputs run on the phase kernel.
+        const int in = rank - 1;
+        const bool interleave = p.interleaved_kernel && out_nc[2 + in] == 1;
+        const int64_t s_in = p.info.strides[in];
+        InterleavedFilter iw;
+        if (interleave) iw = pack_interleaved(packed, p.phases[in], geo, elem);
+        const int64_t groups = p.out_spatial[in] / s_in;
+        // Odometer over the phases of each axis; under interleaving, the innermost axis's entries
+        // are instead 0 = the interleaved groups, then e = 1 .. Y mod s: output s*groups + e - 1.
+        auto entries = [&](int i) -> size_t {
+            if (interleave && i == in) return (size_t)(1 + p.out_spatial[in] % s_in);
+            return p.phases[i].size();
+        };
         std::vector<size_t> ph(rank, 0);
         for (;;) {
-            int64_t out_off = 0, w_off = 0;
+            int64_t out_off = 0, w_off = 0, iw_off = 0;
             int32_t steps[3] = {1, 1, 1};
             bool has_taps = true;
             // Every output q of the phase reads input q + in_offset - j*in_step for j < T: when
             // all of those lie in [0, X) the interior kernel (no boundary tests) serves the phase.
             bool interior = true;
+            const bool interleaved_call = interleave && ph[in] == 0;
             for (int i = 0; i < rank; i++) {
-                const AxisPhase &a = p.phases[i][ph[i]];
+                AxisPhase a = interleave && i == in ? p.phases[in][ph[in] == 0 ? 0 : ph[in] - 1] : p.phases[i][ph[i]];
+                if (interleave && i == in && ph[in] > 0) {
+                    // A tail output s*groups + e - 1: phase e - 1's output q = groups alone.
+                    a.out_first += s_in * groups;
+                    a.in_offset += groups;
+                    a.out_count = 1;
+                }
                 const int h = rank - 1 - i;
                 const int64_t ys = out_nc[2 + i], ks = packed.k[i];
                 out_off += a.out_first * ys;
                 w_off += a.tap_first * ks;
+                if (interleave && i != in) iw_off += a.tap_first * iw.k[i];
                 set_dim(out_dims[dd(h)], 0, a.out_count, p.info.strides[i] * ys);
                 set_dim(w_dims[fd(h)], 0, a.tap_count, a.tap_step * ks);
-                // The input's origin moves so that output q reads input q + in_offset at tap 0.
+                // The input's origin moves so that output q reads input q + in_offset at tap 0
+                // (the interleaved kernel's innermost axis reads input coordinates as they are).
+                const int64_t origin = interleaved_call && i == in ? 0 : a.in_offset;
                 if (bordered) {
-                    set_dim(in_dims[dd(h)], -a.in_offset - p.border_lo[i],
+                    set_dim(in_dims[dd(h)], -origin - p.border_lo[i],
                             geo.in_spatial[i] + p.border_lo[i] + p.border_hi[i], in_nc[2 + i]);
                 } else {
-                    set_dim(in_dims[dd(h)], -a.in_offset, geo.in_spatial[i], in_nc[2 + i]);
+                    set_dim(in_dims[dd(h)], -origin, geo.in_spatial[i], in_nc[2 + i]);
                 }
                 steps[h] = (int32_t)a.in_step;
-                has_taps = has_taps && a.tap_count > 0;
+                has_taps = has_taps && (a.tap_count > 0 || (interleaved_call && i == in));
                 interior = interior && a.in_offset - (a.tap_count - 1) * a.in_step >= 0 &&
                            a.out_count - 1 + a.in_offset < geo.in_spatial[i];
             }
             const detail::KernelEntry *kernel = interior || bordered ? p.interior_kernel : p.kernel;
             uint8_t *out_base = out_data + out_off * (int64_t)elem;
+            if (interleaved_call) {
+                set_dim(out_dims[0], 0, groups, s_in);
+            }
             if (!has_taps) {
                 std::vector<int64_t> ext, st;
                 for (int h = 0; h < dims; h++) {
                     ext.push_back(out_dims[h].extent);
                     st.push_back(out_dims[h].stride);
                 }
+                if (interleaved_call) {  // every phase of every group
+                    ext.push_back(s_in);
+                    st.push_back(1);
+                }
                 zero_fill(out_base, elem, ext, st);
+            } else if (interleaved_call) {
+                // [ph, q, outer axes.., co, g, n] and [j, ph, outer taps.., co, ci, g].
+                halide_dimension_t io_dims[7], iw_dims[7];
+                set_dim(io_dims[0], 0, s_in, 1);
+                set_dim(iw_dims[0], 0, iw.taps, iw.j);
+                set_dim(iw_dims[1], 0, s_in, iw.ph);
+                for (int h = 0; h < dims; h++) io_dims[h + 1] = out_dims[h];
+                for (int h = 1; h < rank; h++) {
+                    const int i = rank - 1 - h;
+                    const AxisPhase &a = p.phases[i][ph[i]];
+                    set_dim(iw_dims[h + 1], 0, a.tap_count, a.tap_step * iw.k[i]);
+                }
+                set_dim(iw_dims[rank + 1], 0, geo.c_out, 1);
+                set_dim(iw_dims[rank + 2], 0, geo.c_in, geo.c_out);
+                set_dim(iw_dims[rank + 3], 0, geo.groups, iw.g);
+                halide_buffer_t in_buf{}, w_buf{}, out_buf{};
+                make_buffers(in_buf, w_buf, out_buf, iw.data.data() + iw_off * (int64_t)elem, out_base);
+                w_buf.dimensions = out_buf.dimensions = dims + 1;
+                w_buf.dim = iw_dims;
+                out_buf.dim = io_dims;
+                const int rc = p.interleaved_kernel->as<detail::InterleavedKernelFn>()(
+                    (int32_t)p.info.pads_begin[in], steps[1], steps[2], &in_buf, &w_buf, &out_buf);
+                if (rc != 0) fail_kernel(p.interleaved_kernel, rc);
             } else {
                 halide_buffer_t in_buf{}, w_buf{}, out_buf{};
                 make_buffers(in_buf, w_buf, out_buf, packed.data.data() + w_off * (int64_t)elem, out_base);
@@ -613,7 +746,7 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
             }
             int i = rank - 1;
             for (; i >= 0; i--) {
-                if (++ph[i] < p.phases[i].size()) break;
+                if (++ph[i] < entries(i)) break;
                 ph[i] = 0;
             }
             if (i < 0) break;

@@ -601,3 +601,53 @@ TEST(ScheduleBranches, EveryRowWidthAndChannelCount) {
     }
     EXPECT_GT(ran, 0);
 }
+
+// Layers with few output channels whose innermost axis has stride 2 or 8 run every phase of that
+// axis in one interleaved kernel call over a zero-bordered input copy; the outputs past the last
+// whole group of s (Y mod s of them) run on the phase kernel. Every pad (phase order and reach
+// into the margins), kernel length (phases without taps), tail length and both ranks (an outer
+// axis whose phases have no taps zero-fills the interleaved rows).
+TEST(InterleavedPhases, StridesTwoAndEightEveryPadKernelAndTail) {
+    int ran = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t)) continue;
+        std::mt19937 rng(23);
+        for (int rank : {1, 2}) {
+            if (!deconv_test::rank_built(rank)) continue;
+            for (int64_t s : {2, 8})
+                for (int64_t k : {1, 2, 3, 5, 16, 17})
+                    for (int64_t pb : {int64_t(0), int64_t(1), s - 1, s + 3})
+                        for (int64_t tail : {int64_t(0), int64_t(1), s - 1}) {
+                            const int64_t x = 2 + pb + (k + tail) % 7, co = 1 + (k + tail) % 12, ci = 1 + pb % 3;
+                            deconv_ref::Problem p;
+                            p.grouped = true;
+                            p.input_shape = {1, 2 * ci, x};
+                            p.filter_shape = {2, ci, co, k};
+                            p.strides = {s};
+                            p.pads_begin = {pb};
+                            // Y = (X-1)s + K - pb - pe: choose pe so that Y mod s == tail.
+                            const int64_t y0 = (x - 1) * s + k - pb;
+                            int64_t pe = 0;
+                            while (y0 - pe > s && ((y0 - pe) % s + s) % s != tail) pe++;
+                            p.pads_end = {pe};
+                            if (rank == 2) {  // outer axis: stride 3, kernel 2 (one phase without taps)
+                                p.input_shape.insert(p.input_shape.begin() + 2, 3);
+                                p.filter_shape.insert(p.filter_shape.begin() + 3, 2);
+                                p.strides.insert(p.strides.begin(), 3);
+                                p.pads_begin.insert(p.pads_begin.begin(), 0);
+                                p.pads_end.insert(p.pads_end.begin(), 0);
+                            }
+                            Buffer in(t, p.input_shape), w(t, p.filter_shape);
+                            const auto vin = deconv_test::fill(in, deconv_test::random_values(t, in.count, rng));
+                            const auto vw = deconv_test::fill(w, deconv_test::random_values(t, w.count, rng));
+                            const auto ref = deconv_ref::compute(p, vin, vw);
+                            Buffer out(t, ref.shape.output_shape);
+                            deconv_test::run_free(p, in.cview(), w.cview(), out.view());
+                            EXPECT_TRUE(deconv_test::compare_to_reference(t, deconv_test::read_all(out), ref))
+                                << deconv_test::dt_str(t) << " " << deconv_ref::describe(p);
+                            ran++;
+                        }
+        }
+    }
+    EXPECT_GT(ran, 0);
+}

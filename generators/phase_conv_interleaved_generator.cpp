@@ -1,0 +1,69 @@
+// Generator registration of the interleaved backprop kernel: the phase convolution with the
+// stride phases of the innermost axis computed together and stored as dense rows
+// (define_interleaved_phase_conv in phase_conv_algorithm.h, schedule in
+// schedules/cpu_interleaved_schedule.h). Channels-first data, position-vectorized, interior
+// only; the stride of the innermost axis is a compile-time parameter (the shuffles that
+// interleave the phases need it), its dilation 1.
+#include "kernel_generator.h"
+#include "phase_conv_algorithm.h"
+#include "schedules/cpu_interleaved_schedule.h"
+
+namespace deconv {
+namespace gen {
+
+class PhaseConvInterleavedGenerator : public ConvKernelGenerator<PhaseConvInterleavedGenerator> {
+public:
+    // Stride of the innermost spatial axis: the phases interleaved per tile.
+    GeneratorParam<int> x_stride{"x_stride", 2, 2, 8};
+
+    // pads_begin of the innermost axis (phase ph of output group q reads input
+    // q + floor((ph + pad_begin_0) / stride) - j).
+    Input<int32_t> pad_begin_0{"pad_begin_0", 0, 0, 1 << 30};
+    // Input step per output step of the outer axes (their phase views, as in deconv_phase_conv).
+    Input<int32_t> in_step_1{"in_step_1", 1, 1, 1 << 20};
+    Input<int32_t> in_step_2{"in_step_2", 1, 1, 1 << 20};
+
+    void configure() {
+        const int d = rank;
+        input = add_input<Buffer<>>("input", storage(), d + 3);
+        filter = add_input<Buffer<>>("filter", storage(), d + 4);
+        output = add_output<Buffer<>>("output", storage(), d + 4);
+    }
+
+    void generate() {
+        if (data_layout() != Layout::NCX || channel_major()) {
+            std::cerr << "deconv generator: the interleaved phase kernel is channels-first and position-vectorized\n";
+            std::exit(1);
+        }
+        std::vector<Expr> steps = {1, in_step_1, in_step_2};
+        steps.resize(rank);
+        InterleavedStages p = define_interleaved_phase_conv(logical_input_of(false), Func(*filter), *filter, rank, x_stride,
+                                                            pad_begin_0, steps, storage());
+        const std::vector<Var> args = p.args();
+        (*output)(args) = p.out(args);
+        p.out.compute_inline();
+        p.out = *output;
+        // Phases side by side, groups of `x_stride` apart: dense rows the schedule stores with
+        // interleaving shuffles. The filter's taps and the outer axes are strided views.
+        output->dim(0).set_stride(1);
+        output->dim(0).set_extent(x_stride);
+        output->dim(0).set_min(0);
+        output->dim(1).set_stride(x_stride);
+        filter->dim(0).set_stride(Expr());
+
+        ScheduleParams sp;
+        sp.vectors = vectors;
+        sp.co_tile = co_tile;
+        sp.unroll_taps = unroll_taps;
+        if (get_target().has_gpu_feature()) {
+            std::cerr << "deconv generator: the interleaved phase kernel is a CPU kernel\n";
+            std::exit(1);
+        }
+        schedule_cpu_interleaved(p, *output, x_stride, get_target(), accumulator_type(storage()), sp);
+    }
+};
+
+}  // namespace gen
+}  // namespace deconv
+
+HALIDE_REGISTER_GENERATOR(deconv::gen::PhaseConvInterleavedGenerator, deconv_phase_conv_interleaved)

@@ -1,0 +1,119 @@
+// CPU schedule (x86-64 and ARM64) of the interleaved phase convolution
+// (define_interleaved_phase_conv): every stride phase of the innermost axis in one register
+// tile, stored as dense rows.
+//
+// The register tile is `s` phases x `vectors` native vectors of output groups q x `co_tile`
+// output channels. Per step of the reduction over (ci, taps) it loads one input vector per phase
+// and q-vector (dense: q is contiguous in the input) and broadcasts one weight per phase and
+// channel. After the reduction the s phase vectors of each channel are stored at
+// ph + s*q: the output's dim 1 has the constant stride s, so Halide merges those s strided stores
+// into one interleaving shuffle and dense stores. Sizes follow the register count: s phases x 1
+// vector x 16/s channels = 16 accumulators of 32 on AVX-512 and ARM64 (half that on AVX2/SSE,
+// 16 registers).
+// Branches as in cpu_schedule.h: full tile; few channels (positions only); scalar.
+#pragma once
+
+#include "../phase_conv_algorithm.h"
+#include "schedule_params.h"
+
+namespace deconv {
+namespace gen {
+
+inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImageParam out_param, int stride,
+                                     const Halide::Target &target, const Halide::Type &acc_t, ScheduleParams sp) {
+    using namespace Halide;
+    const bool many_regs = target.has_feature(Target::AVX512) || target.arch == Target::ARM;
+    const int accumulators = many_regs ? 16 : 8;
+    if (sp.vectors <= 0) sp.vectors = 1;
+    if (sp.co_tile <= 0) sp.co_tile = std::max(1, accumulators / stride);
+    const int rank = (int)p.q.size();
+    const int lanes = target.natural_vector_size(acc_t);
+    const int qt = lanes * sp.vectors;
+
+    Expr width = out_param.dim(1).extent();  // groups q along axis 0
+    Expr channels = out_param.dim(rank + 1).extent();
+
+    struct Branch {
+        Expr cond;
+        int q_tile, co_tile, vec;
+    };
+    std::vector<Branch> branches = {
+        {channels >= sp.co_tile && width >= qt, qt, sp.co_tile, lanes},
+        {channels >= sp.co_tile && width >= lanes, lanes, sp.co_tile, lanes},
+        // Few channels (depthwise, RGB outputs): two vectors of positions (when the registers
+        // hold 2s accumulators), one channel.
+        {width >= 2 * lanes && 2 * stride <= accumulators, 2 * lanes, 1, lanes},
+        {width >= lanes, lanes, 1, lanes},
+    };
+    if (lanes > 4) {
+        branches.push_back({channels >= sp.co_tile && width >= 4, 4, sp.co_tile, 4});
+        branches.push_back({width >= 4, 4, 1, 4});
+    }
+    // No square tiles (cpu_schedule.h: Halide 14 drops such a branch's reduction).
+    std::vector<Branch> distinct;
+    for (Branch b : branches) {
+        if (b.co_tile > 1 && b.co_tile == b.q_tile) {
+            b.co_tile *= 2;
+            b.cond = channels >= b.co_tile && width >= b.q_tile;
+        }
+        // One vector per tile (vectors = 1) makes the first two branches the same: keep one.
+        bool seen = false;
+        for (const Branch &d : distinct) seen = seen || (d.q_tile == b.q_tile && d.co_tile == b.co_tile);
+        if (!seen) distinct.push_back(b);
+    }
+    branches = distinct;
+
+    Var qo("qo"), qi("qi"), coo("coo"), coi("coi");
+    // Loops innermost first: [qi, ph, coi], qo, coo|co, q1 .. q_{D-1}, g, n; the outermost row
+    // axis (1D: channel tiles), groups and batch in parallel, as in cpu_schedule.h.
+    auto outer = [&](Stage s, bool co_split) {
+        std::vector<VarOrRVar> order = {qi, p.ph};
+        if (co_split) order.push_back(coi);
+        order.push_back(qo);
+        order.push_back(co_split ? coo : p.co);
+        for (int i = 1; i < rank; i++) order.push_back(p.q[i]);
+        order.push_back(p.g);
+        order.push_back(p.n);
+        s.reorder(order);
+        if (rank >= 2) s.parallel(p.q[rank - 1]);
+        else s.parallel(co_split ? coo : p.co);
+        s.parallel(p.g).parallel(p.n);
+        s.unroll(p.ph);
+    };
+    for (const Branch &b : branches) {
+        Stage s = p.out.specialize(b.cond);
+        s.split(p.q[0], qo, qi, b.q_tile, TailStrategy::ShiftInwards);
+        if (b.co_tile > 1) s.split(p.co, coo, coi, b.co_tile, TailStrategy::ShiftInwards);
+        outer(s, b.co_tile > 1);
+        s.vectorize(qi, b.vec);
+        if (b.q_tile > b.vec) s.unroll(qi);
+        if (b.co_tile > 1) s.unroll(coi);
+    }
+    p.out.split(p.q[0], qo, qi, 1);
+    outer(p.out, false);
+
+    p.acc.compute_at(p.out, qo).store_in(MemoryType::Register);
+    std::vector<VarOrRVar> order = {p.q[0], p.ph, p.co, p.r[rank]};
+    for (int i = 0; i < rank; i++) order.push_back(p.r[i]);
+    for (int i = 1; i < rank; i++) order.push_back(p.q[i]);
+    order.push_back(p.g);
+    order.push_back(p.n);
+    Stage u = p.acc.update();
+    u.reorder(order);
+    for (const Branch &b : branches) {
+        Stage a = p.acc.specialize(b.cond);
+        Stage au = u.specialize(b.cond);
+        for (Stage st : {a, au}) {
+            st.vectorize(p.q[0], b.vec);
+            if (b.q_tile > b.vec) st.unroll(p.q[0]);
+            st.unroll(p.ph);
+            if (b.co_tile > 1) st.unroll(p.co);
+        }
+        if (sp.unroll_taps) au.unroll(p.r[0]);
+    }
+    p.acc.unroll(p.ph);
+    u.unroll(p.ph);
+}
+
+}  // namespace gen
+}  // namespace deconv
