@@ -40,9 +40,9 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
     std::vector<Branch> branches = {
         {channels >= sp.co_tile && width >= qt, qt, sp.co_tile, lanes},
         {channels >= sp.co_tile && width >= lanes, lanes, sp.co_tile, lanes},
-        // Few channels (depthwise, RGB outputs): two vectors of positions (when the registers
-        // hold 2s accumulators), one channel.
-        {width >= 2 * lanes && 2 * stride <= accumulators, 2 * lanes, 1, lanes},
+        // Few channels (depthwise, RGB outputs): two vectors of positions, one channel; for
+        // s = 2 only (stride 8 x 2 vectors: Halide 14 stored those tiles one lane at a time).
+        {width >= 2 * lanes && 4 * stride <= accumulators, 2 * lanes, 1, lanes},
         {width >= lanes, lanes, 1, lanes},
     };
     if (lanes > 4) {

@@ -574,6 +574,18 @@ TEST(BuildFacts, VersionDtypesRanksAndCpuVariant) {
 // lanes depending on the accumulator type), in 1D where rows are the whole layer. Regression:
 // Halide 14 miscompiled the one-vector branch for 64-bit accumulators on AVX-512 (f64 and i32
 // layers of 8-15 positions and >= 8 channels stored zeros).
+// Runs `p` (dense views, the free function) on random data of dtype `t` and compares the output
+// with the reference.
+static ::testing::AssertionResult random_run_matches_reference(DType t, const deconv_ref::Problem &p, std::mt19937 &rng) {
+    Buffer in(t, p.input_shape), w(t, p.filter_shape);
+    const auto vin = deconv_test::fill(in, deconv_test::random_values(t, in.count, rng));
+    const auto vw = deconv_test::fill(w, deconv_test::random_values(t, w.count, rng));
+    const auto ref = deconv_ref::compute(p, vin, vw);
+    Buffer out(t, ref.shape.output_shape);
+    deconv_test::run_free(p, in.cview(), w.cview(), out.view());
+    return deconv_test::compare_to_reference(t, deconv_test::read_all(out), ref);
+}
+
 TEST(ScheduleBranches, EveryRowWidthAndChannelCount) {
     if (!deconv_test::rank_built(1)) GTEST_SKIP();
     int ran = 0;
@@ -588,13 +600,7 @@ TEST(ScheduleBranches, EveryRowWidthAndChannelCount) {
                     p.input_shape = {1, ci, x};
                     p.filter_shape = {1, ci, co, 2};
                     p.pads_end = {1};
-                    Buffer in(t, p.input_shape), w(t, p.filter_shape);
-                    const auto vin = deconv_test::fill(in, deconv_test::random_values(t, in.count, rng));
-                    const auto vw = deconv_test::fill(w, deconv_test::random_values(t, w.count, rng));
-                    const auto ref = deconv_ref::compute(p, vin, vw);
-                    Buffer out(t, ref.shape.output_shape);
-                    deconv_test::run_free(p, in.cview(), w.cview(), out.view());
-                    EXPECT_TRUE(deconv_test::compare_to_reference(t, deconv_test::read_all(out), ref))
+                    EXPECT_TRUE(random_run_matches_reference(t, p, rng))
                         << deconv_test::dt_str(t) << " X=" << x << " C_OUT=" << co << " C_IN=" << ci;
                     ran++;
                 }
@@ -637,13 +643,7 @@ TEST(InterleavedPhases, StridesTwoAndEightEveryPadKernelAndTail) {
                                 p.pads_begin.insert(p.pads_begin.begin(), 0);
                                 p.pads_end.insert(p.pads_end.begin(), 0);
                             }
-                            Buffer in(t, p.input_shape), w(t, p.filter_shape);
-                            const auto vin = deconv_test::fill(in, deconv_test::random_values(t, in.count, rng));
-                            const auto vw = deconv_test::fill(w, deconv_test::random_values(t, w.count, rng));
-                            const auto ref = deconv_ref::compute(p, vin, vw);
-                            Buffer out(t, ref.shape.output_shape);
-                            deconv_test::run_free(p, in.cview(), w.cview(), out.view());
-                            EXPECT_TRUE(deconv_test::compare_to_reference(t, deconv_test::read_all(out), ref))
+                            EXPECT_TRUE(random_run_matches_reference(t, p, rng))
                                 << deconv_test::dt_str(t) << " " << deconv_ref::describe(p);
                             ran++;
                         }
