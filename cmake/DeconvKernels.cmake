@@ -62,17 +62,32 @@ set(DECONV_CUDA_CAPABILITY "cuda_capability_61" CACHE STRING
     "Halide feature naming the oldest GPU the CUDA kernels run on (PTX is JIT-compiled for newer ones)")
 # Dtypes Halide 14 compiles for CUDA. Not bf16: LLVM 14's NVPTX back end aborts on the forward
 # kernel ("Copy one register into another with a different width"); bf16 layers run on the CPU.
+# DECONV_CUDA_DTYPES picks among them (default: all); a CUDA kernel is built for a dtype only
+# when DECONV_DTYPES has it too (the CPU kernels are the fallback).
 set(DECONV_CUDA_DTYPES_SUPPORTED f32 f16 f64 i8 u8 i32)
-set(DECONV_CUDA_DTYPES "")
-foreach(t IN LISTS DECONV_DTYPES)
-  if(t IN_LIST DECONV_CUDA_DTYPES_SUPPORTED)
-    list(APPEND DECONV_CUDA_DTYPES ${t})
+set(DECONV_CUDA_DTYPES "${DECONV_CUDA_DTYPES_SUPPORTED}" CACHE STRING
+    "dtypes of the CUDA kernels (among f32;f16;f64;i8;u8;i32)")
+foreach(t IN LISTS DECONV_CUDA_DTYPES)
+  if(NOT t IN_LIST DECONV_CUDA_DTYPES_SUPPORTED)
+    message(FATAL_ERROR "deconv: DECONV_CUDA_DTYPES names '${t}'; Halide 14 builds CUDA kernels for "
+                        "${DECONV_CUDA_DTYPES_SUPPORTED} only (bf16 layers run on the CPU)")
   endif()
 endforeach()
+set(DECONV_CUDA_DTYPES_BUILT "")
+foreach(t IN LISTS DECONV_DTYPES)
+  if(t IN_LIST DECONV_CUDA_DTYPES)
+    list(APPEND DECONV_CUDA_DTYPES_BUILT ${t})
+  endif()
+endforeach()
+if(NOT DECONV_CUDA)
+  set(DECONV_CUDA_DTYPES_BUILT "")
+endif()
+# For the tests (another directory scope): the dtypes the CUDA matrix holds.
+set_property(GLOBAL PROPERTY DECONV_CUDA_DTYPES_BUILT "${DECONV_CUDA_DTYPES_BUILT}")
 list(GET DECONV_CPU_TARGETS -1 _deconv_cuda_host)
 set(DECONV_CUDA_TARGET "${_deconv_cuda_host}-cuda-${DECONV_CUDA_CAPABILITY}")
 if(DECONV_CUDA)
-  message(STATUS "deconv: CUDA kernels for ${DECONV_CUDA_TARGET} (+ ${DECONV_KERNEL_FEATURES}), dtypes ${DECONV_CUDA_DTYPES}")
+  message(STATUS "deconv: CUDA kernels for ${DECONV_CUDA_TARGET} (+ ${DECONV_KERNEL_FEATURES}), dtypes ${DECONV_CUDA_DTYPES_BUILT}")
 endif()
 
 set_property(GLOBAL PROPERTY DECONV_KERNELS "")

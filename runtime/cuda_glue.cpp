@@ -52,11 +52,14 @@ CudaState probe() {
     // RTLD_GLOBAL: Halide's runtime looks the driver's symbols up in the process first (it would
     // only try "libcuda.so" itself, which driver-only installs lack).
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
-    if (!lib) lib = dlopen("libcuda.so", RTLD_NOW | RTLD_GLOBAL);
     if (!lib) {
         const char *e = dlerror();
-        s.reason = std::string("the NVIDIA driver library libcuda.so.1 cannot be loaded (") + (e ? e : "not found") + ")";
-        return s;
+        const std::string first = e ? e : "not found";
+        lib = dlopen("libcuda.so", RTLD_NOW | RTLD_GLOBAL);
+        if (!lib) {
+            s.reason = "the NVIDIA driver library cannot be loaded (" + first + ")";
+            return s;
+        }
     }
     Driver d;
     bool missing = false;

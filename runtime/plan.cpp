@@ -51,6 +51,8 @@ struct Plan::Impl {
     const detail::KernelEntry *interleaved_kernel = nullptr;
     // Where `kernel` runs. CUDA kernels read the caller's filter unpacked, through its strides.
     Device device = Device::CPU;
+    // Why a Device::CUDA request runs on the CPU (ExecOptions::allow_cpu_fallback); else empty.
+    std::string fallback_reason;
     int64_t macs = 0;
     // f16 layers on x86 with F16C: the f32 plan of the same layer (see f16_conversion.h).
     std::shared_ptr<const Impl> via_f32;
@@ -736,6 +738,7 @@ DType Plan::dtype() const { return impl_->dtype; }
 Op Plan::op() const { return impl_->op; }
 int64_t Plan::macs() const { return impl_->macs; }
 Device Plan::device() const { return impl_->device; }
+const std::string &Plan::fallback_reason() const { return impl_->fallback_reason; }
 
 Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, const std::vector<int64_t> &filter_shape,
                   const Attributes &attrs, const std::optional<std::vector<int64_t>> &output_shape,
@@ -781,6 +784,8 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
             impl->kernel = impl->interior_kernel = k;
         } else if (!exec.allow_cpu_fallback) {
             throw Error(kind, why);
+        } else {
+            impl->fallback_reason = why;
         }
     }
     if (impl->device == Device::CPU) {
@@ -869,7 +874,8 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
                                            {"output", output.memory}}) {
             if (memory != Memory::Host) {
                 invalid(std::string(what) + " view is CUDA device memory but the plan runs on the CPU" +
-                        " (create it with ExecOptions{Device::CUDA})");
+                        (p.fallback_reason.empty() ? std::string(" (create it with ExecOptions{Device::CUDA})")
+                                                   : " (CPU fallback: " + p.fallback_reason + ")"));
             }
         }
     }

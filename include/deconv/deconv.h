@@ -258,6 +258,9 @@ public:
     Op op() const;
     // Where the kernels run (CPU after a fallback).
     Device device() const;
+    // Why a Device::CUDA request with allow_cpu_fallback runs on the CPU (the message create()
+    // would have thrown); empty when the plan runs where it was asked to.
+    const std::string &fallback_reason() const;
     // Multiply-accumulates the kernels perform (nominal count less border clipping).
     int64_t macs() const;
     // Dense C-order buffers of input_shape, filter_shape and shape().output_shape.

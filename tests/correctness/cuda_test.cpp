@@ -30,18 +30,21 @@ using deconv::Op;
 using deconv_test::Buffer;
 using ::testing::HasSubstr;
 
-// What generators/CMakeLists.txt builds for CUDA (bf16 is left to the CPU).
+// Every dtype Halide 14 compiles for CUDA (bf16 is left to the CPU).
 const std::vector<DType> kCudaDtypes = {DType::f32, DType::f16, DType::f64, DType::i8, DType::u8, DType::i32};
 
+// The CUDA matrix as cmake/DeconvKernels.cmake configured it (DECONV_TEST_CUDA_DTYPES, from
+// DECONV_CUDA_DTYPES and DECONV_DTYPES): what the registry must hold.
 std::vector<DType> cuda_dtypes_built() {
-#if DECONV_TEST_CUDA_BUILT
     std::vector<DType> v;
-    for (DType t : kCudaDtypes)
-        if (deconv_test::dtype_built(t)) v.push_back(t);
+    const std::string list = DECONV_TEST_CUDA_DTYPES;
+    size_t start = 0;
+    while (start < list.size()) {
+        const size_t end = std::min(list.find(',', start), list.size());
+        if (end > start) v.push_back(deconv::parse_dtype(list.substr(start, end - start)));
+        start = end + 1;
+    }
     return v;
-#else
-    return {};
-#endif
 }
 
 #define SKIP_WITHOUT_GPU()                                                                          \
@@ -51,6 +54,20 @@ std::vector<DType> cuda_dtypes_built() {
                          << deconv::cuda_unavailable_reason();                                      \
     } while (0)
 
+// A backprop problem from its attributes (strides, pads_begin, pads_end, dilations, output_padding).
+deconv_ref::Problem problem(bool grouped, const std::vector<int64_t> &in_shape, const std::vector<int64_t> &w_shape,
+                            std::vector<int64_t> strides, std::vector<int64_t> pads_begin,
+                            std::vector<int64_t> pads_end, std::vector<int64_t> dilations,
+                            std::vector<int64_t> output_padding) {
+    deconv::Attributes a;
+    a.strides = std::move(strides);
+    a.pads_begin = std::move(pads_begin);
+    a.pads_end = std::move(pads_end);
+    a.dilations = std::move(dilations);
+    a.output_padding = std::move(output_padding);
+    return deconv_test::ref_problem(grouped, in_shape, w_shape, a);
+}
+
 // A small backprop layer with its reference result (NCX).
 struct Layer {
     deconv_ref::Problem p;
@@ -59,7 +76,7 @@ struct Layer {
 
 Layer small_layer(DType t) {
     Layer l;
-    l.p = deconv_test::ref_problem(true, {1, 4, 5, 6}, {2, 2, 3, 3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, {0, 0});
+    l.p = problem(true, {1, 4, 5, 6}, {2, 2, 3, 3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, {0, 0});
     std::mt19937 rng(7);
     l.input = deconv_test::random_values(t, deconv_ref::product(l.p.input_shape), rng);
     l.filter = deconv_test::random_values(t, deconv_ref::product(l.p.filter_shape), rng);
@@ -158,6 +175,7 @@ TEST(CudaDevice, UnsupportedDtypeSaysSoAndFallsBack) {
     const auto plan = deconv::Plan::create(Op::GroupConvolutionBackpropData, t, l.p.input_shape, l.p.filter_shape,
                                            attrs, std::nullopt, ExecOptions{Device::CUDA, true});
     EXPECT_EQ(plan.device(), Device::CPU);
+    EXPECT_THAT(plan.fallback_reason(), HasSubstr("not supported on CUDA"));
     const deconv_ref::Result ref = deconv_ref::compute(l.p, l.input, l.filter);
     Buffer in(t, l.p.input_shape), w(t, l.p.filter_shape), out(t, ref.shape.output_shape);
     deconv_test::fill(in, l.input);
@@ -265,6 +283,43 @@ TEST_F(CudaUnavailable, PlanAndOneShotThrowAndLeaveTheOutput) {
     EXPECT_TRUE(out.guards_intact());
 }
 
+// The opt-in fallback: a CPU plan that says why, computes the reference's numbers, and refuses
+// device-memory views (there is no device here to read them from) naming the fallback.
+TEST_F(CudaUnavailable, FallbackRunsOnCpuAndRefusesDeviceViews) {
+    const DType t = DType::f32;
+    const Layer l = small_layer(t);
+    const auto attrs = deconv_test::to_lib_attrs(l.p);
+    const auto plan = deconv::Plan::create(Op::GroupConvolutionBackpropData, t, l.p.input_shape, l.p.filter_shape,
+                                           attrs, std::nullopt, ExecOptions{Device::CUDA, true});
+    EXPECT_EQ(plan.device(), Device::CPU);
+    EXPECT_THAT(plan.fallback_reason(), HasSubstr(expected_text()));
+    const deconv_ref::Result ref = deconv_ref::compute(l.p, l.input, l.filter);
+    Buffer in(t, l.p.input_shape), w(t, l.p.filter_shape), out(t, ref.shape.output_shape);
+    deconv_test::fill(in, l.input);
+    deconv_test::fill(w, l.filter);
+    out.fill_bytes(0xCD);
+    const auto before = out.payload();
+    deconv::ConstTensorView iv = in.cview();
+    iv.memory = Memory::CudaDevice;
+    try {
+        plan.run(iv, w.cview(), out.view());
+        ADD_FAILURE() << "a device view ran on a fallback CPU plan";
+    } catch (const deconv::Error &e) {
+        EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+        EXPECT_THAT(e.what(), HasSubstr("data view is CUDA device memory but the plan runs on the CPU"));
+        EXPECT_THAT(e.what(), HasSubstr("CPU fallback: " + expected_text()));
+    }
+    EXPECT_EQ(out.payload(), before);
+    plan.run(in.data(), w.data(), out.data());
+    EXPECT_TRUE(out.guards_intact());
+    EXPECT_TRUE(deconv_test::compare_to_reference(t, deconv_test::read_all(out), ref));
+    // The one-shot functions take the same option.
+    Buffer out2(t, ref.shape.output_shape);
+    deconv::group_convolution_backprop_data(in.cview(), w.cview(), out2.view(), attrs, std::nullopt,
+                                            ExecOptions{Device::CUDA, true});
+    EXPECT_TRUE(deconv_test::compare_to_reference(t, deconv_test::read_all(out2), ref));
+}
+
 TEST_F(CudaUnavailable, RepeatedConcurrentFailuresAreCheap) {
     const DType t = DType::f32;
     const Layer l = small_layer(t);
@@ -331,11 +386,17 @@ struct TestDriver {
             int dev = 0;
             void *ctx = nullptr;
             if (t.cuDeviceGet(&dev, ordinal) != 0 || t.cuDevicePrimaryCtxRetain(&ctx, dev) != 0) return t;
-            t.ok = t.cuCtxSetCurrent(ctx) == 0;
+            t.ctx = ctx;
+            t.ok = true;
             return t;
         }();
         return d;
     }
+    // Makes the primary context (the library's) current on the calling thread.
+    void bind() const {
+        if (ok) EXPECT_EQ(cuCtxSetCurrent(ctx), 0);
+    }
+    void *ctx = nullptr;
 };
 
 // Device memory holding a copy of a host Buffer's payload (gaps of strided views included).
@@ -344,15 +405,16 @@ struct DeviceCopy {
     size_t bytes = 0;
     explicit DeviceCopy(const Buffer &b) : bytes(static_cast<size_t>(b.count) * b.elem()) {
         TestDriver &d = TestDriver::get();
-        d.cuCtxSetCurrent(nullptr);  // (re)bind the primary context to this thread below
-        TestDriver::get();
+        d.bind();
         EXPECT_EQ(d.cuMemAlloc(&ptr, bytes ? bytes : 1), 0);
         if (bytes) EXPECT_EQ(d.cuMemcpyHtoD(ptr, b.data(), bytes), 0);
     }
     void download(Buffer &b) const {
+        TestDriver::get().bind();
         if (bytes) EXPECT_EQ(TestDriver::get().cuMemcpyDtoH(b.data(), ptr, bytes), 0);
     }
     ~DeviceCopy() {
+        TestDriver::get().bind();
         if (ptr) TestDriver::get().cuMemFree(ptr);
     }
     void *as_pointer() const { return reinterpret_cast<void *>(static_cast<uintptr_t>(ptr)); }
@@ -508,7 +570,7 @@ TEST(CudaGpuBackpropWide, TilesAndTails) {
         GTEST_SKIP() << "f32 2D has no CUDA kernel in this build";
     ASSERT_TRUE(TestDriver::get().ok);
     // 37 output channels per group, rows of 70; stride 3 with kernel 2: one phase in three has no tap.
-    deconv_ref::Problem p = deconv_test::ref_problem(true, {2, 2 * 5, 4, 24}, {2, 5, 37, 2, 2}, {3, 3}, {0, 0},
+    deconv_ref::Problem p = problem(true, {2, 2 * 5, 4, 24}, {2, 5, 37, 2, 2}, {3, 3}, {0, 0},
                                                      {0, 1}, {1, 1}, {0, 0});
     std::mt19937 rng(3);
     const auto x = deconv_test::random_values(t, deconv_ref::product(p.input_shape), rng);
