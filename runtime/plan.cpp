@@ -764,20 +764,23 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
         const detail::KernelEntry *k = detail::find_kernel(cuda_kernel_op(geo), rank, dtype, Device::CUDA);
         std::string why;
         ErrorKind kind = ErrorKind::Unsupported;
-        if (!k) {
-#if defined(DECONV_HAVE_CUDA)
-            const char *built = "this build's CUDA kernels: see built_dtypes(Device::CUDA) / built_ranks(Device::CUDA)";
+#if !defined(DECONV_HAVE_CUDA)
+        why = "CUDA is unavailable: " + cuda_unavailable_reason();  // the build has no CUDA kernels
 #else
-            const char *built = "this build has no CUDA kernels: configured with DECONV_CUDA=OFF";
-#endif
+        if (!k) {
+            const char *detail = dtype == DType::bf16
+                                     ? "Halide 14 cannot compile bf16 for CUDA: bf16 layers run on the CPU"
+                                     : "not among this build's CUDA kernels: see DECONV_CUDA_DTYPES, DECONV_RANKS and "
+                                       "built_dtypes(Device::CUDA)";
             why = std::string(op_name(op)) + " " + std::to_string(rank) + "D " + dtype_name(dtype) + " " +
-                  data_format_name(geo.data_format) + " is not supported on CUDA (" + built + ")";
+                  data_format_name(geo.data_format) + " is not supported on CUDA (" + detail + ")";
         } else if (!cuda_available()) {
             why = "CUDA is unavailable: " + cuda_unavailable_reason();
         } else {
             why = cuda_grid_problem(geo, impl->out_spatial);
             if (!why.empty()) kind = ErrorKind::TooLarge;
         }
+#endif
         if (why.empty()) {
             impl->device = Device::CUDA;
             impl->channel_major = geo.data_format == DataFormat::NXC;
