@@ -1,8 +1,10 @@
 # Stamps out the AOT kernel libraries: one per (op, rank, dtype), each a multi-target library
 # that picks the best CPU variant at run time, all sharing one Halide runtime per target.
 #
-#   deconv_add_kernel(OP <op> GENERATOR <name> RANK <r> DTYPE <t> [PARAMS k=v...])
-#   deconv_add_kernel_matrix(OP <op> GENERATOR <name> RANKS <r...> DTYPES <t...> [PARAMS k=v...])
+#   deconv_add_kernel(OP <op> GENERATOR <name> RANK <r> DTYPE <t> [DEVICE CPU|CUDA] [PARAMS k=v...])
+#   deconv_add_kernel_matrix(OP <op> GENERATOR <name> RANKS <r...> DTYPES <t...> [DEVICE CPU|CUDA]
+#                            [PARAMS k=v...])
+#   deconv_add_aux_kernel(NAME <name> GENERATOR <name> [PARAMS k=v...])   CUDA helpers, no registry entry
 #
 # Adding a dtype or a rank is a change to DECONV_DTYPES / DECONV_RANKS; adding a CPU variant
 # is a line in DECONV_X86_TARGETS or DECONV_ARM64_TARGETS (and its entry in the variant table
@@ -46,12 +48,54 @@ endif()
 set(DECONV_KERNEL_FEATURES "large_buffers" CACHE STRING "Halide features added to every kernel target")
 message(STATUS "deconv: kernel targets ${DECONV_CPU_TARGETS} (+ ${DECONV_KERNEL_FEATURES})")
 
+# CUDA kernels: the same generators with the GPU schedule (generators/schedules/gpu_schedule.h).
+# Halide emits PTX itself and the runtime dlopens libcuda at run time: neither the CUDA toolkit
+# nor a GPU is needed to build. Their host side uses the unchecked CPU fallback target (it only
+# launches kernels), so they run on every CPU the CPU kernels run on.
+if(CMAKE_CROSSCOMPILING OR NOT CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+  set(_deconv_cuda_default OFF)
+else()
+  set(_deconv_cuda_default ON)
+endif()
+option(DECONV_CUDA "Build CUDA kernels beside the CPU kernels (x86-64 hosts)" ${_deconv_cuda_default})
+set(DECONV_CUDA_CAPABILITY "cuda_capability_61" CACHE STRING
+    "Halide feature naming the oldest GPU the CUDA kernels run on (PTX is JIT-compiled for newer ones)")
+# Dtypes Halide 14 compiles for CUDA. Not bf16: LLVM 14's NVPTX back end aborts on the forward
+# kernel ("Copy one register into another with a different width"); bf16 layers run on the CPU.
+# DECONV_CUDA_DTYPES picks among them (default: all); a CUDA kernel is built for a dtype only
+# when DECONV_DTYPES has it too (the CPU kernels are the fallback).
+set(DECONV_CUDA_DTYPES_SUPPORTED f32 f16 f64 i8 u8 i32)
+set(DECONV_CUDA_DTYPES "${DECONV_CUDA_DTYPES_SUPPORTED}" CACHE STRING
+    "dtypes of the CUDA kernels (among f32;f16;f64;i8;u8;i32)")
+foreach(t IN LISTS DECONV_CUDA_DTYPES)
+  if(NOT t IN_LIST DECONV_CUDA_DTYPES_SUPPORTED)
+    message(FATAL_ERROR "deconv: DECONV_CUDA_DTYPES names '${t}'; Halide 14 builds CUDA kernels for "
+                        "${DECONV_CUDA_DTYPES_SUPPORTED} only (bf16 layers run on the CPU)")
+  endif()
+endforeach()
+set(DECONV_CUDA_DTYPES_BUILT "")
+foreach(t IN LISTS DECONV_DTYPES)
+  if(t IN_LIST DECONV_CUDA_DTYPES)
+    list(APPEND DECONV_CUDA_DTYPES_BUILT ${t})
+  endif()
+endforeach()
+if(NOT DECONV_CUDA)
+  set(DECONV_CUDA_DTYPES_BUILT "")
+endif()
+# For the tests (another directory scope): the dtypes the CUDA matrix holds.
+set_property(GLOBAL PROPERTY DECONV_CUDA_DTYPES_BUILT "${DECONV_CUDA_DTYPES_BUILT}")
+list(GET DECONV_CPU_TARGETS -1 _deconv_cuda_host)
+set(DECONV_CUDA_TARGET "${_deconv_cuda_host}-cuda-${DECONV_CUDA_CAPABILITY}")
+if(DECONV_CUDA)
+  message(STATUS "deconv: CUDA kernels for ${DECONV_CUDA_TARGET} (+ ${DECONV_KERNEL_FEATURES}), dtypes ${DECONV_CUDA_DTYPES_BUILT}")
+endif()
+
 set_property(GLOBAL PROPERTY DECONV_KERNELS "")
+set_property(GLOBAL PROPERTY DECONV_AUX_KERNELS "")
 set_property(GLOBAL PROPERTY DECONV_KERNEL_RUNTIME "")
 
-function(deconv_add_kernel)
-  cmake_parse_arguments(K "" "OP;GENERATOR;RANK;DTYPE" "PARAMS" ${ARGN})
-  set(name "deconv_${K_OP}_r${K_RANK}_${K_DTYPE}")
+# add_halide_library for one kernel, sharing the one runtime (the first kernel's).
+function(_deconv_halide_library name generator targets)
   get_property(runtime GLOBAL PROPERTY DECONV_KERNEL_RUNTIME)
   set(use_runtime "")
   if(runtime)
@@ -59,24 +103,53 @@ function(deconv_add_kernel)
   endif()
   add_halide_library(${name}
     FROM deconv_generators
-    GENERATOR ${K_GENERATOR}
+    GENERATOR ${generator}
     FUNCTION_NAME ${name}
-    TARGETS ${DECONV_CPU_TARGETS}
+    TARGETS ${targets}
     FEATURES ${DECONV_KERNEL_FEATURES}
-    PARAMS rank=${K_RANK} dtype=${K_DTYPE} ${K_PARAMS}
+    PARAMS ${ARGN}
     ${use_runtime})
   if(NOT runtime)
-    # The first kernel's runtime is the one every other kernel links.
+    # The first kernel's runtime is the one every other kernel links; its target becomes the
+    # union of its users' targets (CPU variants plus CUDA).
     set_property(GLOBAL PROPERTY DECONV_KERNEL_RUNTIME ${name}.runtime)
   endif()
-  set_property(GLOBAL APPEND PROPERTY DECONV_KERNELS "${K_OP};${K_RANK};${K_DTYPE};${name}")
+endfunction()
+
+function(deconv_add_kernel)
+  cmake_parse_arguments(K "" "OP;GENERATOR;RANK;DTYPE;DEVICE" "PARAMS" ${ARGN})
+  if(NOT K_DEVICE)
+    set(K_DEVICE CPU)
+  endif()
+  if(K_DEVICE STREQUAL "CPU")
+    set(name "deconv_${K_OP}_r${K_RANK}_${K_DTYPE}")
+    set(targets ${DECONV_CPU_TARGETS})
+  elseif(K_DEVICE STREQUAL "CUDA")
+    set(name "deconv_cuda_${K_OP}_r${K_RANK}_${K_DTYPE}")
+    set(targets ${DECONV_CUDA_TARGET})
+  else()
+    message(FATAL_ERROR "deconv_add_kernel: DEVICE must be CPU or CUDA, not '${K_DEVICE}'")
+  endif()
+  _deconv_halide_library(${name} ${K_GENERATOR} "${targets}" rank=${K_RANK} dtype=${K_DTYPE} ${K_PARAMS})
+  set_property(GLOBAL APPEND PROPERTY DECONV_KERNELS "${K_OP};${K_RANK};${K_DTYPE};${name};${K_DEVICE}")
 endfunction()
 
 function(deconv_add_kernel_matrix)
-  cmake_parse_arguments(M "" "OP;GENERATOR" "RANKS;DTYPES;PARAMS" ${ARGN})
+  cmake_parse_arguments(M "" "OP;GENERATOR;DEVICE" "RANKS;DTYPES;PARAMS" ${ARGN})
+  if(NOT M_DEVICE)
+    set(M_DEVICE CPU)
+  endif()
   foreach(rank IN LISTS M_RANKS)
     foreach(dtype IN LISTS M_DTYPES)
-      deconv_add_kernel(OP ${M_OP} GENERATOR ${M_GENERATOR} RANK ${rank} DTYPE ${dtype} PARAMS ${M_PARAMS})
+      deconv_add_kernel(OP ${M_OP} GENERATOR ${M_GENERATOR} RANK ${rank} DTYPE ${dtype} DEVICE ${M_DEVICE}
+                        PARAMS ${M_PARAMS})
     endforeach()
   endforeach()
+endfunction()
+
+# A CUDA helper kernel that the dispatcher calls by name (no registry entry).
+function(deconv_add_aux_kernel)
+  cmake_parse_arguments(A "" "NAME;GENERATOR" "PARAMS" ${ARGN})
+  _deconv_halide_library(${A_NAME} ${A_GENERATOR} "${DECONV_CUDA_TARGET}" ${A_PARAMS})
+  set_property(GLOBAL APPEND PROPERTY DECONV_AUX_KERNELS ${A_NAME})
 endfunction()

@@ -9,6 +9,7 @@
 #include "data_layout.h"
 #include "schedules/cpu_channels_last_schedule.h"
 #include "schedules/cpu_schedule.h"
+#include "schedules/gpu_schedule.h"
 #include "schedules/schedule_params.h"
 
 #include <cstdlib>
@@ -59,6 +60,9 @@ public:
     Halide::GeneratorParam<int> co_tile{"co_tile", 0, 0, 32};
     Halide::GeneratorParam<int> q_tile{"q_tile", 0, 0, 32};
     Halide::GeneratorParam<bool> unroll_taps{"unroll_taps", false};
+    // GPU targets: threads per block (ScheduleParams::threads_x / threads_y); 0 = default.
+    Halide::GeneratorParam<int> threads_x{"threads_x", 0, 0, 1024};
+    Halide::GeneratorParam<int> threads_y{"threads_y", 0, 0, 1024};
 
 protected:
     // data [x.., ci, g, n] / filter [k.., co, ci, g] / output [q.., co, g, n] in logical order;
@@ -109,18 +113,27 @@ protected:
         // The dispatcher hands strided views: the filter's taps and the output's positions of one
         // phase are strided; only the data's innermost axis must be dense, and output channels
         // where they are innermost (NXC), and the filter's when they are vectorized.
-        if (!p.channel_major) filter->dim(0).set_stride(Expr());
-        if (data_layout() == Layout::NCX) output->dim(0).set_stride(Expr());
+        const Target t = this->get_target();
+        if (t.has_gpu_feature()) {
+            // GPU kernels read every buffer through its strides (no vector loads): any view of
+            // the caller's tensors runs, the filter unpacked.
+            input->dim(0).set_stride(Expr());
+            filter->dim(0).set_stride(Expr());
+            output->dim(0).set_stride(Expr());
+        } else {
+            if (!p.channel_major) filter->dim(0).set_stride(Expr());
+            if (data_layout() == Layout::NCX) output->dim(0).set_stride(Expr());
+        }
 
         ScheduleParams sp;
         sp.vectors = vectors;
         sp.co_tile = co_tile;
         sp.q_tile = q_tile;
         sp.unroll_taps = unroll_taps;
-        const Target t = this->get_target();
+        sp.threads_x = threads_x;
+        sp.threads_y = threads_y;
         if (t.has_gpu_feature()) {
-            std::cerr << "deconv generator: GPU schedules are not built yet\n";
-            std::exit(1);
+            schedule_gpu(s, *output, sp);
         } else if (p.channel_major) {
             schedule_cpu_channels_last(s, *output, t, accumulator_type(storage()), sp, variants);
         } else {

@@ -11,9 +11,9 @@ namespace detail {
 const KernelEntry *kernels_begin() { return kKernelTable; }
 const KernelEntry *kernels_end() { return kKernelTable + sizeof(kKernelTable) / sizeof(kKernelTable[0]); }
 
-const KernelEntry *find_kernel(const char *op, int rank, DType dtype) {
+const KernelEntry *find_kernel(const char *op, int rank, DType dtype, Device device) {
     for (const KernelEntry *k = kernels_begin(); k != kernels_end(); ++k) {
-        if (k->rank == rank && k->dtype == dtype && std::strcmp(k->op, op) == 0) return k;
+        if (k->rank == rank && k->dtype == dtype && k->device == device && std::strcmp(k->op, op) == 0) return k;
     }
     return nullptr;
 }
@@ -23,9 +23,10 @@ const KernelEntry *find_kernel(const char *op, int rank, DType dtype) {
 namespace {
 // The distinct values of one field over the kernel table, in table order.
 template <typename T, typename Field>
-std::vector<T> distinct(Field field) {
+std::vector<T> distinct(Device device, Field field) {
     std::vector<T> out;
     for (const detail::KernelEntry *k = detail::kernels_begin(); k != detail::kernels_end(); ++k) {
+        if (k->device != device) continue;
         const T v = field(*k);
         bool seen = false;
         for (const T &o : out) seen = seen || o == v;
@@ -35,12 +36,19 @@ std::vector<T> distinct(Field field) {
 }
 }  // namespace
 
-std::vector<DType> built_dtypes() {
-    return distinct<DType>([](const detail::KernelEntry &k) { return k.dtype; });
+std::vector<DType> built_dtypes(Device device) {
+    return distinct<DType>(device, [](const detail::KernelEntry &k) { return k.dtype; });
 }
 
-std::vector<int> built_ranks() {
-    return distinct<int>([](const detail::KernelEntry &k) { return k.rank; });
+std::vector<int> built_ranks(Device device) {
+    return distinct<int>(device, [](const detail::KernelEntry &k) { return k.rank; });
+}
+
+bool has_kernel(Op op, int rank, DType dtype, DataFormat format, Device device) {
+    const bool nxc = format == DataFormat::NXC;
+    const char *name = op == Op::GroupConvolution ? (nxc ? "group_conv_nxc" : "group_conv")
+                                                   : (nxc ? "phase_conv_nxc" : "phase_conv");
+    return detail::find_kernel(name, rank, dtype, device) != nullptr;
 }
 
 }  // namespace deconv

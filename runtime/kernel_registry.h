@@ -29,6 +29,7 @@ struct KernelEntry {
     const char *op;
     int rank;
     DType dtype;
+    Device device;  // where the kernel runs (CUDA kernels take device buffers)
     const char *name;
     AnyKernelFn fn;
 
@@ -39,7 +40,7 @@ struct KernelEntry {
 };
 
 // nullptr when this build has no such kernel.
-const KernelEntry *find_kernel(const char *op, int rank, DType dtype);
+const KernelEntry *find_kernel(const char *op, int rank, DType dtype, Device device = Device::CPU);
 const KernelEntry *kernels_begin();
 const KernelEntry *kernels_end();
 

@@ -109,6 +109,15 @@ DataFormat parse_data_format(const std::string &name) {
 
 const char *data_format_name(DataFormat f) { return f == DataFormat::NXC ? "NXC" : "NCX"; }
 
+const char *device_name(Device d) { return d == Device::CUDA ? "cuda" : "cpu"; }
+
+Device parse_device(const std::string &name) {
+    const std::string s = lower(name);
+    if (s == "cpu" || s == "host") return Device::CPU;
+    if (s == "cuda") return Device::CUDA;
+    throw Error(ErrorKind::InvalidArgument, "device '" + name + "' is not one of cpu (host), cuda");
+}
+
 WeightsFormat parse_weights_format(const std::string &name) {
     const std::string s = lower(name);
     if (s == "oix") return WeightsFormat::OIX;

@@ -1,6 +1,7 @@
 // Plan: validates and resolves a layer once, then runs it on the AOT kernels: the backprop ops
 // as one kernel call per combination of stride phases, the forward op as one call.
 #include "checked_math.h"
+#include "cuda_glue.h"
 #include "deconv/deconv.h"
 #include "f16_conversion.h"
 #include "halide_glue.h"
@@ -10,6 +11,13 @@
 #include "phase_decomposition.h"
 
 #include "HalideRuntime.h"
+#if defined(DECONV_HAVE_CUDA)
+#include "HalideRuntimeCuda.h"
+#include "deconv_cuda_zero_fill_u16.h"
+#include "deconv_cuda_zero_fill_u32.h"
+#include "deconv_cuda_zero_fill_u64.h"
+#include "deconv_cuda_zero_fill_u8.h"
+#endif
 
 #include <algorithm>
 #include <cstdlib>
@@ -41,6 +49,10 @@ struct Plan::Impl {
     // Bordered layers whose innermost axis has stride 2 or 8 (dilation 1) run all of its phases
     // together, stored as dense rows (deconv_phase_conv_interleaved); null otherwise.
     const detail::KernelEntry *interleaved_kernel = nullptr;
+    // Where `kernel` runs. CUDA kernels read the caller's filter unpacked, through its strides.
+    Device device = Device::CPU;
+    // Why a Device::CUDA request runs on the CPU (ExecOptions::allow_cpu_fallback); else empty.
+    std::string fallback_reason;
     int64_t macs = 0;
     // f16 layers on x86 with F16C: the f32 plan of the same layer (see f16_conversion.h).
     std::shared_ptr<const Impl> via_f32;
@@ -425,11 +437,292 @@ const char *kernel_op(const detail::OpGeometry &g, bool channel_major, bool inte
     return interior ? "phase_conv_interior" : "phase_conv";
 }
 
+// The CUDA kernel of a layer: one per op and data layout (generators/CMakeLists.txt).
+const char *cuda_kernel_op(const detail::OpGeometry &g) {
+    const bool nxc = g.data_format == DataFormat::NXC;
+    if (g.forward) return nxc ? "group_conv_nxc" : "group_conv";
+    return nxc ? "phase_conv_nxc" : "phase_conv";
+}
+
+// The CUDA kernels' grid (generators/schedules/gpu_schedule.h, default knobs): grid y counts
+// tiles of 32 along the thread axis, grid z tiles of 16 along the tile axis, both at most 65535;
+// grid x the product of every other axis, at most 2^31 - 1. Empty when the layer fits.
+std::string cuda_grid_problem(const detail::OpGeometry &g, const std::vector<int64_t> &out_spatial) {
+    const bool nxc = g.data_format == DataFormat::NXC;
+    const int64_t width = out_spatial.back();
+    const int64_t a = nxc ? g.c_out : width, b = nxc ? width : g.c_out;
+    int64_t rest = g.groups * g.n;
+    for (size_t i = 0; i + 1 < out_spatial.size(); i++) rest *= out_spatial[i];
+    if ((a + 31) / 32 > 65535) {
+        return std::string(nxc ? "output channels per group " : "innermost output extent ") + std::to_string(a) +
+               " exceeds the CUDA kernels' grid (at most 2097120)";
+    }
+    if ((b + 15) / 16 > 65535) {
+        return std::string(nxc ? "innermost output extent " : "output channels per group ") + std::to_string(b) +
+               " exceeds the CUDA kernels' grid (at most 1048560)";
+    }
+    if (rest > INT32_MAX) {
+        return "the product of batch, groups and outer output extents " + std::to_string(rest) +
+               " exceeds the CUDA kernels' grid (at most 2147483647)";
+    }
+    return "";
+}
+
 void fail_kernel(const detail::KernelEntry *kernel, int rc) {
     std::string msg = detail::take_halide_error();
     throw Error(ErrorKind::Kernel, std::string("kernel ") + kernel->name + " failed (Halide error " +
                                        std::to_string(rc) + ")" + (msg.empty() ? "" : ": " + msg));
 }
+
+
+#if defined(DECONV_HAVE_CUDA)
+// ---------------------------------------------------------------- CUDA
+
+using ZeroFillFn = int (*)(halide_buffer_t *);
+
+ZeroFillFn zero_fill_kernel(size_t elem) {
+    switch (elem) {
+    case 1: return &deconv_cuda_zero_fill_u8;
+    case 2: return &deconv_cuda_zero_fill_u16;
+    case 4: return &deconv_cuda_zero_fill_u32;
+    default: return &deconv_cuda_zero_fill_u64;
+    }
+}
+
+[[noreturn]] void fail_cuda(const std::string &what, int rc) {
+    std::string msg = detail::take_halide_error();
+    throw Error(ErrorKind::Kernel, what + " failed on CUDA (Halide error " + std::to_string(rc) + ")" +
+                                       (msg.empty() ? "" : ": " + msg));
+}
+
+// A dense device copy of a host tensor (or a dense device buffer for the output), freed on scope
+// exit, failures included.
+struct DeviceBuffer {
+    halide_buffer_t buf{};
+    halide_dimension_t dims[8]{};
+    bool allocated = false;
+
+    DeviceBuffer() = default;
+    DeviceBuffer(const DeviceBuffer &) = delete;
+    DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+    ~DeviceBuffer() {
+        if (allocated) halide_device_free(nullptr, &buf);
+    }
+
+    // Describes `host` as a dense tensor of `shape` (C order).
+    void describe(void *host, DType t, const std::vector<int64_t> &shape) {
+        buf.host = (uint8_t *)host;
+        buf.type = halide_type(t);
+        buf.dimensions = (int)shape.size();
+        buf.dim = dims;
+        int64_t stride = 1;
+        for (size_t i = 0; i < shape.size(); i++) {
+            const size_t axis = shape.size() - 1 - i;  // Halide order: innermost first
+            set_dim(dims[i], 0, shape[axis], stride);
+            stride *= shape[axis];
+        }
+    }
+    void upload(const char *what) {
+        buf.set_host_dirty(true);
+        const int rc = halide_copy_to_device(nullptr, &buf, halide_cuda_device_interface());
+        allocated = buf.device != 0;
+        if (rc != 0) fail_cuda(std::string("copying the ") + what + " to the GPU", rc);
+    }
+    void allocate(const char *what) {
+        const int rc = halide_device_malloc(nullptr, &buf, halide_cuda_device_interface());
+        allocated = buf.device != 0;
+        if (rc != 0) fail_cuda(std::string("allocating the ") + what + " on the GPU", rc);
+    }
+    void download(const char *what) {
+        buf.set_device_dirty(true);
+        const int rc = halide_copy_to_host(nullptr, &buf);
+        if (rc != 0) fail_cuda(std::string("copying the ") + what + " from the GPU", rc);
+    }
+};
+
+bool is_dense(const std::vector<int64_t> &shape, const std::vector<int64_t> &strides) {
+    return strides == dense_strides(shape);
+}
+
+// A tensor as the CUDA kernels see it: a device address and element strides (spec order).
+struct DeviceTensor {
+    uint64_t base = 0;
+    std::vector<int64_t> strides;
+};
+
+// The caller's tensor on the device: its own memory when it is device memory, else a dense copy
+// (host views that are not dense are packed on the host first).
+DeviceTensor to_device(const void *data, Memory memory, const std::vector<int64_t> &shape,
+                       const std::vector<int64_t> &strides, DType t, DeviceBuffer &holder,
+                       std::vector<uint8_t> &staging, const char *what) {
+    if (memory == Memory::CudaDevice) return {(uint64_t)(uintptr_t)data, strides};
+    const size_t elem = dtype_size(t);
+    check_fits_int32(dense_strides(shape), what);
+    const void *host = data;
+    if (!is_dense(shape, strides)) {
+        int64_t count = 1;
+        for (int64_t v : shape) count = checked_mul(count, v, "element count");
+        staging.resize((size_t)count * elem);
+        copy_strided((const uint8_t *)data, strides, staging.data(), dense_strides(shape), shape, elem);
+        host = staging.data();
+    }
+    holder.describe(const_cast<void *>(host), t, shape);
+    holder.upload(what);
+    return {holder.buf.device, dense_strides(shape)};
+}
+
+void run_cuda(const Plan::Impl &p, const ConstTensorView &input, const ConstTensorView &filter,
+              const TensorView &output, const std::vector<int64_t> &in_st0, const std::vector<int64_t> &w_st0,
+              const std::vector<int64_t> &out_st0) {
+    const size_t elem = dtype_size(p.dtype);
+    const detail::OpGeometry &geo = p.geo;
+    const int rank = geo.rank;
+    const DataFormat fmt = geo.data_format;
+    const halide_device_interface_t *iface = halide_cuda_device_interface();
+
+    // Device copies (host views) or the caller's device memory; freed on every exit.
+    DeviceBuffer in_dev, w_dev, out_dev;
+    std::vector<uint8_t> in_stage, w_stage, out_stage;
+    const DeviceTensor in = to_device(input.data, input.memory, p.input_shape, in_st0, p.dtype, in_dev, in_stage, "data");
+    const DeviceTensor w =
+        to_device(filter.data, filter.memory, p.filter_shape, w_st0, p.dtype, w_dev, w_stage, "filter");
+    DeviceTensor out;
+    const bool out_on_host = output.memory == Memory::Host;
+    if (out_on_host) {
+        // The kernels write a dense device buffer; it comes back into the caller's memory when
+        // that is dense, else into a staging buffer copied out at the end.
+        void *host = output.data;
+        check_fits_int32(dense_strides(p.info.output_shape), "output");
+        if (!is_dense(p.info.output_shape, out_st0)) {
+            int64_t count = 1;
+            for (int64_t v : p.info.output_shape) count = checked_mul(count, v, "output element count");
+            out_stage.resize((size_t)count * elem);
+            host = out_stage.data();
+        }
+        out_dev.describe(host, p.dtype, p.info.output_shape);
+        out_dev.allocate("output");
+        out = {out_dev.buf.device, dense_strides(p.info.output_shape)};
+    } else {
+        out = {(uint64_t)(uintptr_t)output.data, out_st0};
+    }
+    const std::vector<int64_t> in_nc = detail::to_ncx(in.strides, fmt), out_nc = detail::to_ncx(out.strides, fmt);
+
+    // The filter through the caller's strides (no packing): canonical axes from FilterAxes.
+    const detail::FilterAxes &fa = geo.filter;
+    const int64_t w_g = fa.g_stride(w.strides), w_ci = w.strides[fa.ci_axis], w_co = w.strides[fa.co_axis];
+    std::vector<int64_t> w_k(rank);
+    for (int i = 0; i < rank; i++) w_k[i] = w.strides[fa.k_axes[i]];
+
+    const int dims = rank + 3;
+    halide_dimension_t in_dims[6], w_dims[6], out_dims[6];
+    auto dd = [&](int logical) { return data_dim(fmt, rank, logical); };
+    auto fd = [&](int logical) { return filter_dim(p.channel_major, rank, logical); };
+    set_dim(in_dims[dd(rank)], 0, geo.c_in, in_nc[1]);
+    set_dim(in_dims[dd(rank + 1)], 0, geo.groups, geo.c_in * in_nc[1]);
+    set_dim(in_dims[dd(rank + 2)], 0, geo.n, in_nc[0]);
+    set_dim(w_dims[fd(rank)], 0, geo.c_out, w_co);
+    set_dim(w_dims[fd(rank + 1)], 0, geo.c_in, w_ci);
+    set_dim(w_dims[fd(rank + 2)], 0, geo.groups, w_g);
+    set_dim(out_dims[dd(rank)], 0, geo.c_out, out_nc[1]);
+    set_dim(out_dims[dd(rank + 1)], 0, geo.groups, geo.c_out * out_nc[1]);
+    set_dim(out_dims[dd(rank + 2)], 0, geo.n, out_nc[0]);
+
+    // Views on device memory: `device` is the address of the view's first element.
+    auto device_view = [&](halide_buffer_t &b, uint64_t address, halide_dimension_t *d, int n) {
+        b = halide_buffer_t{};
+        b.device = address;
+        b.device_interface = iface;
+        b.type = halide_type(p.dtype);
+        b.dimensions = n;
+        b.dim = d;
+    };
+
+    if (geo.forward) {
+        int32_t strides[3] = {1, 1, 1}, dilations[3] = {1, 1, 1};
+        for (int i = 0; i < rank; i++) {
+            const int h = rank - 1 - i;
+            set_dim(in_dims[dd(h)], p.info.pads_begin[i], geo.in_spatial[i], in_nc[2 + i]);
+            set_dim(w_dims[fd(h)], 0, geo.kernel[i], w_k[i]);
+            set_dim(out_dims[dd(h)], 0, p.out_spatial[i], out_nc[2 + i]);
+            strides[h] = (int32_t)p.info.strides[i];
+            dilations[h] = (int32_t)p.info.dilations[i];
+        }
+        halide_buffer_t in_buf, w_buf, out_buf;
+        device_view(in_buf, in.base, in_dims, dims);
+        device_view(w_buf, w.base, w_dims, dims);
+        device_view(out_buf, out.base, out_dims, dims);
+        const int rc = p.kernel->as<detail::GroupConvKernelFn>()(strides[0], strides[1], strides[2], dilations[0],
+                                                                 dilations[1], dilations[2], &in_buf, &w_buf, &out_buf);
+        if (rc != 0) fail_cuda(std::string("kernel ") + p.kernel->name, rc);
+    } else {
+        std::vector<size_t> ph(rank, 0);
+        for (;;) {
+            int64_t out_off = 0, w_off = 0;
+            int32_t steps[3] = {1, 1, 1};
+            bool has_taps = true, empty = false;
+            for (int i = 0; i < rank; i++) {
+                const AxisPhase &a = p.phases[i][ph[i]];
+                const int h = rank - 1 - i;
+                const int64_t ys = out_nc[2 + i];
+                out_off += a.out_first * ys;
+                w_off += a.tap_first * w_k[i];
+                set_dim(out_dims[dd(h)], 0, a.out_count, p.info.strides[i] * ys);
+                set_dim(w_dims[fd(h)], 0, a.tap_count, a.tap_step * w_k[i]);
+                set_dim(in_dims[dd(h)], -a.in_offset, geo.in_spatial[i], in_nc[2 + i]);
+                steps[h] = (int32_t)a.in_step;
+                has_taps = has_taps && a.tap_count > 0;
+                empty = empty || a.out_count <= 0;
+            }
+            const uint64_t out_base = out.base + (uint64_t)(out_off * (int64_t)elem);
+            if (empty) {
+                // No output position in this phase combination.
+            } else if (!has_taps) {
+                // Zeros on the device: the phase's view, padded to the zero-fill kernel's six axes.
+                halide_dimension_t z_dims[6];
+                for (int h = 0; h < 6; h++) {
+                    if (h < dims) z_dims[h] = out_dims[h];
+                    else set_dim(z_dims[h], 0, 1, 0);
+                }
+                halide_buffer_t z;
+                device_view(z, out_base, z_dims, 6);
+                z.type = halide_type_t(halide_type_uint, (uint8_t)(8 * elem));
+                const int rc = zero_fill_kernel(elem)(&z);
+                if (rc != 0) fail_cuda("the zero fill of a phase without taps", rc);
+            } else {
+                halide_buffer_t in_buf, w_buf, out_buf;
+                device_view(in_buf, in.base, in_dims, dims);
+                device_view(w_buf, w.base + (uint64_t)(w_off * (int64_t)elem), w_dims, dims);
+                device_view(out_buf, out_base, out_dims, dims);
+                const int rc = p.kernel->as<detail::PhaseKernelFn>()(steps[0], steps[1], steps[2], &in_buf, &w_buf,
+                                                                     &out_buf);
+                if (rc != 0) fail_cuda(std::string("kernel ") + p.kernel->name, rc);
+            }
+            int i = rank - 1;
+            for (; i >= 0; i--) {
+                if (++ph[i] < p.phases[i].size()) break;
+                ph[i] = 0;
+            }
+            if (i < 0) break;
+        }
+    }
+
+    if (out_on_host) {
+        // Waits for the kernels (same stream) and copies the whole output back.
+        out_dev.download("output");
+        if (!out_stage.empty()) {
+            copy_strided(out_stage.data(), dense_strides(p.info.output_shape), (uint8_t *)output.data, out_st0,
+                         p.info.output_shape, elem);
+        }
+    } else {
+        // Device output: return when the GPU is done (and report its failures here).
+        halide_buffer_t sync{};
+        sync.device = out.base;
+        sync.device_interface = iface;
+        const int rc = halide_device_sync(nullptr, &sync);
+        if (rc != 0) fail_cuda("waiting for the kernels", rc);
+    }
+}
+#endif  // DECONV_HAVE_CUDA
 
 }  // namespace
 
@@ -444,9 +737,12 @@ const ShapeInfo &Plan::shape() const { return impl_->info; }
 DType Plan::dtype() const { return impl_->dtype; }
 Op Plan::op() const { return impl_->op; }
 int64_t Plan::macs() const { return impl_->macs; }
+Device Plan::device() const { return impl_->device; }
+const std::string &Plan::fallback_reason() const { return impl_->fallback_reason; }
 
 Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, const std::vector<int64_t> &filter_shape,
-                  const Attributes &attrs, const std::optional<std::vector<int64_t>> &output_shape) {
+                  const Attributes &attrs, const std::optional<std::vector<int64_t>> &output_shape,
+                  const ExecOptions &exec) {
     auto impl = std::make_shared<Impl>();
     impl->op = op;
     impl->dtype = dtype;
@@ -463,9 +759,43 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
     const std::vector<int64_t> out_ncx = detail::to_ncx(impl->info.output_shape, geo.data_format);
     impl->out_spatial.assign(out_ncx.begin() + 2, out_ncx.end());
 
-    impl->channel_major = choose_channel_major(geo, impl->info.strides);
-    impl->kernel = detail::find_kernel(kernel_op(geo, impl->channel_major, false), rank, dtype);
-    impl->interior_kernel = detail::find_kernel(kernel_op(geo, impl->channel_major, true), rank, dtype);
+    if (exec.device == Device::CUDA) {
+        // CUDA, or why not (then the CPU when the caller allows it).
+        const detail::KernelEntry *k = detail::find_kernel(cuda_kernel_op(geo), rank, dtype, Device::CUDA);
+        std::string why;
+        ErrorKind kind = ErrorKind::Unsupported;
+#if !defined(DECONV_HAVE_CUDA)
+        why = "CUDA is unavailable: " + cuda_unavailable_reason();  // the build has no CUDA kernels
+#else
+        if (!k) {
+            const char *detail = dtype == DType::bf16
+                                     ? "Halide 14 cannot compile bf16 for CUDA: bf16 layers run on the CPU"
+                                     : "not among this build's CUDA kernels: see DECONV_CUDA_DTYPES, DECONV_RANKS and "
+                                       "built_dtypes(Device::CUDA)";
+            why = std::string(op_name(op)) + " " + std::to_string(rank) + "D " + dtype_name(dtype) + " " +
+                  data_format_name(geo.data_format) + " is not supported on CUDA (" + detail + ")";
+        } else if (!cuda_available()) {
+            why = "CUDA is unavailable: " + cuda_unavailable_reason();
+        } else {
+            why = cuda_grid_problem(geo, impl->out_spatial);
+            if (!why.empty()) kind = ErrorKind::TooLarge;
+        }
+#endif
+        if (why.empty()) {
+            impl->device = Device::CUDA;
+            impl->channel_major = geo.data_format == DataFormat::NXC;
+            impl->kernel = impl->interior_kernel = k;
+        } else if (!exec.allow_cpu_fallback) {
+            throw Error(kind, why);
+        } else {
+            impl->fallback_reason = why;
+        }
+    }
+    if (impl->device == Device::CPU) {
+        impl->channel_major = choose_channel_major(geo, impl->info.strides);
+        impl->kernel = detail::find_kernel(kernel_op(geo, impl->channel_major, false), rank, dtype);
+        impl->interior_kernel = detail::find_kernel(kernel_op(geo, impl->channel_major, true), rank, dtype);
+    }
     if (!impl->kernel || !impl->interior_kernel) {
         throw Error(ErrorKind::Unsupported, std::string("no kernel for ") + op_name(op) + " " + std::to_string(rank) +
                                                 "D " + dtype_name(dtype) + " " + data_format_name(geo.data_format) +
@@ -496,7 +826,7 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
     }
     impl->macs = macs;
     const char *border_env = std::getenv("DECONV_BORDERED_INPUT");  // "0": off, for measuring
-    if (!geo.forward && !impl->channel_major && geo.data_format == DataFormat::NCX &&
+    if (impl->device == Device::CPU && !geo.forward && !impl->channel_major && geo.data_format == DataFormat::NCX &&
         !(border_env && std::strcmp(border_env, "0") == 0)) {
         const int in = rank - 1;  // the innermost axis, spec order
         const int64_t s = impl->info.strides[in];
@@ -521,7 +851,7 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
         }
     }
     detail::install_halide_hooks();
-    if (dtype == DType::f16 && detail::use_f16c_conversion() &&
+    if (impl->device == Device::CPU && dtype == DType::f16 && detail::use_f16c_conversion() &&
         detail::find_kernel(kernel_op(geo, impl->channel_major, false), rank, DType::f32)) {
         impl->via_f32 = create(op, DType::f32, input_shape, filter_shape, attrs, output_shape).impl_;
     }
@@ -541,6 +871,26 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
                                            p.dtype, p.filter_shape, false);
     std::vector<int64_t> out_st = check_view("output", output.data, output.dtype, output.shape, output.strides,
                                              p.dtype, p.info.output_shape, true);
+    if (p.device != Device::CUDA) {
+        for (const auto &[what, memory] : {std::pair<const char *, Memory>{"data", input.memory},
+                                           {"filter", filter.memory},
+                                           {"output", output.memory}}) {
+            if (memory != Memory::Host) {
+                invalid(std::string(what) + " view is CUDA device memory but the plan runs on the CPU" +
+                        (p.fallback_reason.empty() ? std::string(" (create it with ExecOptions{Device::CUDA})")
+                                                   : " (CPU fallback: " + p.fallback_reason + ")"));
+            }
+        }
+    }
+#if defined(DECONV_HAVE_CUDA)
+    if (p.device == Device::CUDA) {
+        check_fits_int32(in_st, "data stride");
+        check_fits_int32(w_st, "filter stride");
+        check_fits_int32(out_st, "output stride");
+        run_cuda(p, input, filter, output, in_st, w_st, out_st);
+        return;
+    }
+#endif
     if (p.via_f32) {
         // Everything is validated: convert exactly to f32, run the f32 plan, round once to f16.
         std::vector<float> x = detail::f16_to_dense_f32((const uint16_t *)input.data, p.input_shape, in_st);

@@ -19,6 +19,10 @@ struct ScheduleParams {
     int q_tile = 0;
     // Unroll the innermost tap loop (helps when taps per phase are few and known small).
     bool unroll_taps = false;
+    // GPU: threads per block along the thread axis (output positions, or output channels for
+    // channel-major accumulators) and along the register-tile axis. 0 = 32 x 4.
+    int threads_x = 0;
+    int threads_y = 0;
 };
 
 }  // namespace gen

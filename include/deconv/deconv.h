@@ -72,16 +72,46 @@ DType parse_dtype(const std::string &name);
 // Bytes per element.
 size_t dtype_size(DType t);
 
+// ---------------------------------------------------------------- devices
+
+// Where a plan's kernels run. CUDA needs a build with CUDA kernels (DECONV_CUDA, the default on
+// x86-64), an NVIDIA driver (libcuda.so.1, loaded at run time) and a GPU.
+enum class Device { CPU, CUDA };
+// "cpu", "cuda".
+const char *device_name(Device d);
+// "cpu" (also "host"), "cuda" (any case); throws Error(InvalidArgument) naming the text otherwise.
+Device parse_device(const std::string &name);
+
+// Where a tensor view's memory lives. Host: ordinary memory. CudaDevice: `data` is a CUDA
+// device pointer (a CUdeviceptr cast to a pointer) in the primary context of the GPU the
+// library uses (device 0, or HL_GPU_DEVICE); only plans that run on CUDA accept such views.
+enum class Memory { Host, CudaDevice };
+
+// How a plan runs. Device::CUDA with allow_cpu_fallback: when CUDA cannot run the layer (no
+// driver or GPU, or no CUDA kernel for its rank, dtype and layout), the plan runs on the CPU
+// instead of throwing (Plan::device() tells which); views of device memory are then refused.
+struct ExecOptions {
+    Device device = Device::CPU;
+    bool allow_cpu_fallback = false;
+};
+
+// Whether CUDA kernels can run here: the build has them, libcuda loads, cuInit succeeds and a
+// GPU is present. Checked once (thread-safe) and cached; never crashes or hangs without a driver.
+bool cuda_available();
+// Why not (empty when cuda_available()), e.g. "libcuda.so.1 not found: ...".
+std::string cuda_unavailable_reason();
+
 // ---------------------------------------------------------------- tensors
 
 // A non-owning view of a tensor. `strides` are in elements, outermost first, one per axis;
 // empty means dense C order. Negative strides are rejected; strides may overlap only for
-// inputs (never for the output).
+// inputs (never for the output). `memory` says whether `data` is host or CUDA device memory.
 struct TensorView {
     void *data = nullptr;
     DType dtype = DType::f32;
     std::vector<int64_t> shape;
     std::vector<int64_t> strides;
+    Memory memory = Memory::Host;
 };
 
 struct ConstTensorView {
@@ -89,12 +119,14 @@ struct ConstTensorView {
     DType dtype = DType::f32;
     std::vector<int64_t> shape;
     std::vector<int64_t> strides;
+    Memory memory = Memory::Host;
 
     ConstTensorView() = default;
-    ConstTensorView(const void *d, DType t, std::vector<int64_t> s, std::vector<int64_t> st = {})
-        : data(d), dtype(t), shape(std::move(s)), strides(std::move(st)) {}
+    ConstTensorView(const void *d, DType t, std::vector<int64_t> s, std::vector<int64_t> st = {},
+                    Memory m = Memory::Host)
+        : data(d), dtype(t), shape(std::move(s)), strides(std::move(st)), memory(m) {}
     ConstTensorView(const TensorView &v)  // NOLINT: a mutable view is readable
-        : data(v.data), dtype(v.dtype), shape(v.shape), strides(v.strides) {}
+        : data(v.data), dtype(v.dtype), shape(v.shape), strides(v.strides), memory(v.memory) {}
 };
 
 // ---------------------------------------------------------------- attributes
@@ -179,37 +211,56 @@ ShapeInfo infer_shape(Op op, const std::vector<int64_t> &input_shape,
 // ---------------------------------------------------------------- running
 
 // Computes the op into `output`, whose shape must equal infer_shape(...).output_shape and whose
-// dtype must equal the input's and the filter's. Throws Error; on error the output is untouched.
+// dtype must equal the input's and the filter's. Throws Error; on error the output is untouched
+// (CPU; on CUDA, an output in device memory may be partly written when a kernel fails on the
+// GPU). `exec` picks the device (Plan::create).
 void group_convolution_backprop_data(
     const ConstTensorView &input, const ConstTensorView &filter, const TensorView &output,
     const Attributes &attrs,
-    const std::optional<std::vector<int64_t>> &output_shape = std::nullopt);
+    const std::optional<std::vector<int64_t>> &output_shape = std::nullopt,
+    const ExecOptions &exec = {});
 
 void convolution_backprop_data(
     const ConstTensorView &input, const ConstTensorView &filter, const TensorView &output,
     const Attributes &attrs,
-    const std::optional<std::vector<int64_t>> &output_shape = std::nullopt);
+    const std::optional<std::vector<int64_t>> &output_shape = std::nullopt,
+    const ExecOptions &exec = {});
 
 void group_convolution(const ConstTensorView &input, const ConstTensorView &filter,
-                       const TensorView &output, const Attributes &attrs);
+                       const TensorView &output, const Attributes &attrs,
+                       const ExecOptions &exec = {});
 
 // oneDNN Graph: diff_dst, weights -> diff_src. `dst_shape` is the op's optional input.
 void convolution_backward_data(
     const ConstTensorView &diff_dst, const ConstTensorView &weights, const TensorView &diff_src,
     const Attributes &attrs,
-    const std::optional<std::vector<int64_t>> &dst_shape = std::nullopt);
+    const std::optional<std::vector<int64_t>> &dst_shape = std::nullopt,
+    const ExecOptions &exec = {});
 
 // A layer whose shapes, dtype and attributes are validated and resolved once, then run many
 // times on dense C-order buffers of those shapes, the way inference runtimes call a layer.
+//
+// Device::CUDA (exec): create() throws Error(Unsupported) when this build has no CUDA kernel for
+// the layer ("... not supported on CUDA ...") or CUDA is unavailable ("CUDA is unavailable:
+// <reason>"), unless exec.allow_cpu_fallback, which makes a CPU plan instead. A CUDA plan runs
+// host views by copying data and filter to the GPU, running, and copying the output back (two
+// host-to-device copies, one device-to-host copy and three device allocations per run); views
+// with Memory::CudaDevice are used in place (no copy). run() returns when the GPU is done.
 class Plan {
 public:
     static Plan create(Op op, DType dtype, const std::vector<int64_t> &input_shape,
                        const std::vector<int64_t> &filter_shape, const Attributes &attrs,
-                       const std::optional<std::vector<int64_t>> &output_shape = std::nullopt);
+                       const std::optional<std::vector<int64_t>> &output_shape = std::nullopt,
+                       const ExecOptions &exec = {});
 
     const ShapeInfo &shape() const;
     DType dtype() const;
     Op op() const;
+    // Where the kernels run (CPU after a fallback).
+    Device device() const;
+    // Why a Device::CUDA request with allow_cpu_fallback runs on the CPU (the message create()
+    // would have thrown); empty when the plan runs where it was asked to.
+    const std::string &fallback_reason() const;
     // Multiply-accumulates the kernels perform (nominal count less border clipping).
     int64_t macs() const;
     // Dense C-order buffers of input_shape, filter_shape and shape().output_shape.
@@ -240,9 +291,12 @@ private:
 // lower variants on a bigger CPU); a name above what the CPU has changes nothing.
 std::string cpu_variant();
 
-// The dtypes and ranks this build of the library has kernels for.
-std::vector<DType> built_dtypes();
-std::vector<int> built_ranks();
+// The dtypes and ranks this build of the library has kernels for, on the CPU or on CUDA.
+std::vector<DType> built_dtypes(Device device = Device::CPU);
+std::vector<int> built_ranks(Device device = Device::CPU);
+// Whether this build has the kernel `op` runs on (backprop ops: the phase convolution) for that
+// rank, dtype, data format and device.
+bool has_kernel(Op op, int rank, DType dtype, DataFormat format, Device device);
 
 // Library version, "MAJOR.MINOR.PATCH".
 const char *version();

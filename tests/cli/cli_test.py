@@ -228,7 +228,7 @@ def tolerance(dtype, y_ref):
     }[dtype]
 
 
-def roundtrip(ctx, dtype, rank, layout="ncx", grouped=True, seed=0, flag="--layout"):
+def roundtrip(ctx, dtype, rank, layout="ncx", grouped=True, seed=0, flag="--layout", extra=()):
     np = np_()
     L = LAYERS[rank]
     wshape = L["w"] if grouped else L["w"][1:]
@@ -243,7 +243,8 @@ def roundtrip(ctx, dtype, rank, layout="ncx", grouped=True, seed=0, flag="--layo
     args += attr_args(L["s"], L["pb"], L["pe"], L["d"], L["op"])
     if DTYPES[dtype][1]:
         args += ["--dtype", DTYPES[dtype][1]]
-    ctx.run_kernel(*args)
+    args += list(extra)
+    p = ctx.run_kernel(*args)
     y = load(ctx.path("y.npy"))
     if y.dtype != np.dtype(DTYPES[dtype][0]):
         raise AssertionError(f"Y has dtype {y.dtype}, expected {DTYPES[dtype][0]} (X's)")
@@ -254,6 +255,7 @@ def roundtrip(ctx, dtype, rank, layout="ncx", grouped=True, seed=0, flag="--layo
         raise AssertionError("bf16 output holds values that are not bf16")
     atol, rtol = tolerance(dtype, want)
     check_close(y, want, atol, rtol, f"{dtype} rank {rank} {layout}")
+    return p
 
 
 # ------------------------------------------------------------------------------------------
@@ -266,11 +268,12 @@ def help_and_version(ctx):
         assert word in p.stdout, f"--help lacks {word}"
     for cmd, words in (("run", ["--layout", "--data-format", "bf16", "channels-last kernels", "--random",
                                 "--op", "--groups", "--weights-format", "--dst-shape",
-                                "convolution_backward_data", "group_convolution"]),
+                                "convolution_backward_data", "group_convolution", "--target", "cpu|cuda",
+                                "--cpu-fallback"]),
                        ("infer-shape", ["--desc", "dilation from 0", "--verbose", "--op", "--data-format",
                                         "--groups", "--weights-format", "--dst-shape"]),
                        ("bench", ["--suite", "--include-scale", "--threads", "--json", "oneDNN", "--op",
-                                  "--data-format", "nhwc"])):
+                                  "--data-format", "nhwc", "--target", "--cpu-fallback"])):
         p = ctx.run(cmd, "--help")
         for w in words:
             assert w in p.stdout, f"deconv {cmd} --help lacks '{w}'"
@@ -617,8 +620,8 @@ def error_bad_attributes(ctx):
     ctx.expect_error(run + ["--auto-pad", "sideways"], 1, ["sideways"], ["y.npy"])
     ctx.expect_error(run + ["--dtype", "f8"], 1, ["f8"], ["y.npy"])
     ctx.expect_error(run + ["--layout", "nchw"], 1, ["nchw"], ["y.npy"])
-    ctx.expect_error(run + ["--target", "cuda"], 1, ["--target cuda", "not built with CUDA kernels"], ["y.npy"])
-    ctx.expect_error(run + ["--target", "tpu"], 1, ["tpu"], ["y.npy"])
+    ctx.expect_error(run + ["--target", "tpu"], 1, ["--target 'tpu'", "cpu", "cuda"], ["y.npy"])
+    ctx.expect_error(run + ["--cpu-fallback"], 1, ["--cpu-fallback", "--target cuda"], ["y.npy"])
     ctx.expect_error(run + ["--output-shape", "9"], 1, ["output_shape"], ["y.npy"])
     ctx.expect_error(run + ["--output-padding", "1,1,1"], 1, ["output_padding"], ["y.npy"])
     ctx.expect_error(["infer-shape", "--input-shape", "1,20,224,224", "--filter-shape", "4,5,2,3,3",
@@ -1265,6 +1268,78 @@ def bench_shared_suite_nxc(ctx):
     assert any("channels-last" in n for n in l["notes"]), l["notes"]
     if "onednn" in l and "error" not in l["onednn"]:
         assert l["onednn"]["max_abs_diff"] <= 1e-3, l["onednn"]
+
+
+# ------------------------------------------------------------------------------------------
+# --target cuda: the clear error without a GPU, the opt-in CPU fallback, and (with a GPU) the
+# CUDA kernels against the numpy reference
+
+def cuda_usable(ctx):
+    """Whether `--target cuda` runs a layer here (a GPU, a driver and this build's CUDA kernels).
+    Must answer quickly either way: no hang without a driver."""
+    good_npys(ctx)
+    p = ctx.run("run", "-x", "x.npy", "-w", "w.npy", "-o", "probe.npy", "--target", "cuda", rc=None, timeout=120)
+    if p.returncode not in (0, 1):
+        raise AssertionError(f"--target cuda: exit {p.returncode} (a crash?)\nstderr: {p.stderr}")
+    return p.returncode == 0
+
+
+@case
+def cuda_target_without_gpu(ctx):
+    """Without a usable GPU, --target cuda fails with one error line naming why and the opt-in
+    fallback, on run (every op) and bench, and leaves no output file."""
+    if cuda_usable(ctx):
+        raise Skip("a CUDA GPU is usable here: the no-GPU error cannot be observed "
+                   "(cuda_target_runs_or_falls_back covers the GPU)")
+    good_npys(ctx)
+    err = ctx.expect_error(["run", "-x", "x.npy", "-w", "w.npy", "-o", "y.npy", "--target", "cuda"], 1,
+                           ["--target cuda", "--cpu-fallback"], ["y.npy"])
+    assert "CUDA is unavailable:" in err or "not supported on CUDA" in err, err
+    want = os.environ.get("DECONV_TEST_EXPECT_CUDA_REASON")  # tests/fake_cuda's stand-in driver
+    if want and want not in err:
+        raise AssertionError(f"the error does not give the driver's failure '{want}':\n{err}")
+    ctx.expect_error(["run", "--op", "group_convolution", "--input-shape", "1,4,9", "--filter-shape", "2,3,2,3",
+                      "--random", "-o", "y.npy", "--target", "cuda"], 1, ["--target cuda", "CUDA"], ["y.npy"])
+    ctx.expect_error(["run", "--op", "convolution_backward_data", "--input-shape", "1,5,5,4", "--filter-shape",
+                      "2,2,3,4", "--strides", "2,2", "--random", "--target", "cuda"], 1, ["--target cuda"])
+    ctx.expect_error(["bench", "--desc", "g2mb1ic8ih12oc8kh3sh2ph1", "--target", "cuda", "--no-onednn"], 1,
+                     ["--target cuda", "--cpu-fallback"])
+
+
+@case
+def cuda_target_runs_or_falls_back(ctx):
+    """--target cuda --cpu-fallback gives the reference's numbers: on the GPU when one is usable,
+    else on the CPU with a note on stderr. bf16 (no CUDA kernel) always falls back."""
+    gpu = cuda_usable(ctx)
+    ran, skipped = 0, []
+
+    def each(fn, *args, **kw):  # one layer; a (dtype, rank) this build lacks is skipped
+        nonlocal ran
+        try:
+            out = fn(*args, **kw)
+            ran += 1
+            return out
+        except Skip as e:
+            skipped.append(str(e))
+            return None
+
+    for dtype, rank, layout in (("f32", 1, "ncx"), ("f32", 2, "nxc"), ("f32", 3, "ncx"), ("f16", 2, "ncx"),
+                                ("i8", 2, "nxc"), ("f64", 1, "ncx")):
+        p = each(roundtrip, ctx, dtype, rank, layout, seed=5, extra=["--target", "cuda", "--cpu-fallback"])
+        if p and not gpu and "--cpu-fallback: running on the CPU: CUDA is unavailable" not in p.stderr:
+            raise AssertionError(f"{dtype} rank {rank}: no fallback note on stderr:\n{p.stderr}")
+        if p and gpu and "running on the CPU" in p.stderr:
+            raise AssertionError(f"{dtype} rank {rank}: fell back with a GPU present:\n{p.stderr}")
+    p = each(roundtrip, ctx, "bf16", 2, seed=5, extra=["--target", "cuda", "--cpu-fallback"])
+    if p:
+        assert "running on the CPU" in p.stderr and ("not supported on CUDA" in p.stderr or
+                                                       "CUDA is unavailable" in p.stderr), p.stderr
+    each(gc_run, ctx, 2, "ncx", extra=("--target", "cuda", "--cpu-fallback"))
+    each(gc_run, ctx, 1, "nxc", auto_pad="same_upper", extra=("--target", "cuda", "--cpu-fallback"))
+    if not ran:
+        raise Skip("; ".join(skipped))
+    # --target host is the old spelling of cpu.
+    roundtrip(ctx, "f32", 2, extra=["--target", "host"])
 
 
 # ------------------------------------------------------------------------------------------

@@ -123,7 +123,7 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
                              "--layer or --desc)");
         try {
             r.plan = deconv::Plan::create(l.op, r.dtype, l.input_shape, l.filter_shape, l.attrs,
-                                          l.output_shape);
+                                          l.output_shape, opt.exec);
         } catch (const deconv::Error &e) {
             if (e.kind() != deconv::ErrorKind::Unsupported) rethrow_with_origin(e, l);
             r.skipped = e.what();
@@ -147,6 +147,10 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
             r.plan.reset();
         }
         r.macs = nominal_macs(l, si.output_shape);
+        if (r.plan && !r.plan->fallback_reason().empty())
+            r.notes.push_back("ran on the CPU (--cpu-fallback): " + r.plan->fallback_reason());
+        if (r.plan && r.plan->device() == deconv::Device::CUDA)
+            r.notes.push_back("cuda: each timed run includes copying X and W to the GPU and Y back");
         if (si.data_format == deconv::DataFormat::NXC)
             r.notes.push_back("nxc: our channels-last kernels (data_format NXC); oneDNN's plain "
                               "configuration used its nwc/nhwc/ndhwc format");
@@ -238,6 +242,7 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
         j["deconv_version"] = deconv::version();
         j["source"] = opt.source;
         j["cpu_variant"] = variant;
+        j["target"] = deconv::device_name(opt.exec.device);
         j["threads"] = opt.threads > 0 ? opt.threads : hw_threads;
         j["onednn_version"] = with_onednn ? json(dnn_version) : json(nullptr);
         j["warmup"] = opt.warmup;
@@ -258,6 +263,7 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
             if (r.plan) {
                 e["output_shape"] = r.plan->shape().output_shape;
                 e["macs_performed"] = r.plan->macs();
+                e["device"] = deconv::device_name(r.plan->device());
                 e["bytes"] = r.bytes;
             }
             if (!r.skipped.empty()) e["skipped"] = r.skipped;
@@ -310,7 +316,9 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
         out << " (" << skipped_scale << " scale layer" << (skipped_scale == 1 ? "" : "s")
             << " left out; --include-scale runs them)";
     out << "\n";
-    out << "cpu variant " << variant << ", threads "
+    out << "target " << deconv::device_name(opt.exec.device)
+        << (opt.exec.allow_cpu_fallback ? " (CPU fallback allowed)" : "") << ", cpu variant " << variant
+        << ", threads "
         << (opt.threads > 0 ? std::to_string(opt.threads) : std::to_string(hw_threads) + " (default)")
         << ", oneDNN " << (with_onednn ? dnn_version : std::string("not compared")) << ", warmup "
         << opt.warmup << ", repeats " << opt.repeats << ", roofline " << opt.peak_gflops

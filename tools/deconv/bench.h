@@ -35,6 +35,7 @@ struct BenchOptions {
     uint64_t seed = 1;
     std::vector<std::string> only;  // layer names to keep (empty: all)
     std::string source;             // what the layers came from, for the header
+    deconv::ExecOptions exec;       // --target / --cpu-fallback
 };
 
 // Runs the benchmark, writing the table (or JSON) to `out` and progress to stderr on a

@@ -55,6 +55,15 @@ int bench_command(BenchCommandOptions &o) {
         }
     }
     o.bench.onednn = !o.no_onednn;
+    o.bench.exec = exec_options(o.target, o.cpu_fallback);
+    if (o.bench.exec.device == deconv::Device::CUDA && !deconv::cuda_available()) {
+        if (!o.bench.exec.allow_cpu_fallback)
+            throw deconv::Error(deconv::ErrorKind::Unsupported,
+                                "--target cuda: CUDA is unavailable: " + deconv::cuda_unavailable_reason() +
+                                    " (--cpu-fallback runs the layers on the CPU instead)");
+        std::cerr << "note: --cpu-fallback: running on the CPU: CUDA is unavailable: "
+                  << deconv::cuda_unavailable_reason() << "\n";
+    }
     return run_bench(std::move(layers), o.bench, std::cout);
 }
 

@@ -26,12 +26,40 @@ deconv::DType file_type_for(deconv::DType t) {
 
 }  // namespace
 
+deconv::ExecOptions exec_options(const std::string &target, bool cpu_fallback) {
+    deconv::ExecOptions e;
+    if (target == "cuda") {
+        e.device = deconv::Device::CUDA;
+    } else if (target != "cpu" && target != "host") {
+        throw UsageError("--target '" + target + "': expected cpu (alias host) or cuda");
+    }
+    if (cpu_fallback && e.device != deconv::Device::CUDA)
+        throw UsageError("--cpu-fallback applies to --target cuda only");
+    e.allow_cpu_fallback = cpu_fallback;
+    return e;
+}
+
+deconv::Plan create_plan(const LayerSpec &spec, deconv::DType dtype, const deconv::ExecOptions &exec) {
+    try {
+        deconv::Plan plan = deconv::Plan::create(spec.op, dtype, spec.input_shape, spec.filter_shape,
+                                                 spec.attrs, spec.output_shape, exec);
+        if (!plan.fallback_reason().empty())
+            std::cerr << "note: --cpu-fallback: running on the CPU: " << plan.fallback_reason() << "\n";
+        return plan;
+    } catch (const deconv::Error &e) {
+        if (exec.device == deconv::Device::CUDA && !exec.allow_cpu_fallback &&
+            (e.kind() == deconv::ErrorKind::Unsupported || e.kind() == deconv::ErrorKind::TooLarge) &&
+            std::string(e.what()).find("CUDA") != std::string::npos)
+            rethrow_with_origin(deconv::Error(e.kind(), std::string("--target cuda: ") + e.what() +
+                                                            " (--cpu-fallback runs it on the CPU instead)"),
+                                spec);
+        rethrow_with_origin(e, spec);
+    }
+}
+
 int run_command(const RunOptions &o) {
     using deconv::DType;
-    if (o.target == "cuda")
-        throw UsageError("--target cuda: this deconv was not built with CUDA kernels "
-                         "(only --target host is available)");
-    if (o.target != "host") throw UsageError("--target '" + o.target + "': expected host or cuda");
+    const deconv::ExecOptions exec = exec_options(o.target, o.cpu_fallback);
     if (o.input.empty() && !o.random)
         throw UsageError("--input X.npy is required (or --random to fill the input with random data)");
     if (o.filter.empty() && !o.random)
@@ -100,13 +128,7 @@ int run_command(const RunOptions &o) {
     const DType filter_file_type = wh ? wh->dtype : file_type_for(compute);
 
     settle_op(spec);
-    std::optional<deconv::Plan> plan;
-    try {
-        plan = deconv::Plan::create(spec.op, compute, spec.input_shape, spec.filter_shape,
-                                    spec.attrs, spec.output_shape);
-    } catch (const deconv::Error &e) {
-        rethrow_with_origin(e, spec);
-    }
+    std::optional<deconv::Plan> plan = create_plan(spec, compute, exec);
     const deconv::ShapeInfo &si = plan->shape();
     check_declared_output(spec, si.output_shape);
 
@@ -159,7 +181,9 @@ int run_command(const RunOptions &o) {
                   << ", input " << join_dims(spec.input_shape) << ", filter "
                   << join_dims(spec.filter_shape) << " -> output " << join_dims(si.output_shape)
                   << " (" << layout << "), groups " << si.groups << ", pads_begin " << join_dims(si.pads_begin) << ", pads_end "
-                  << join_dims(si.pads_end) << ", cpu variant " << deconv::cpu_variant() << ", "
+                  << join_dims(si.pads_end) << ", device " << deconv::device_name(plan->device())
+                  << (plan->device() == deconv::Device::CPU ? ", cpu variant " + deconv::cpu_variant() : std::string())
+                  << (plan->device() == deconv::Device::CUDA ? " (time includes the host/device copies)" : "") << ", "
                   << std::chrono::duration<double, std::milli>(t1 - t0).count() << " ms\n";
     }
 

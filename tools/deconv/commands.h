@@ -15,7 +15,8 @@ struct RunOptions {
     LayerOptions layer;
     std::string input, filter, output;
     std::string dtype;  // empty: X's dtype
-    std::string target = "host";
+    std::string target = "cpu";  // cpu (alias host) or cuda
+    bool cpu_fallback = false;   // --target cuda: run on the CPU when CUDA cannot
     bool random = false;
     uint64_t seed = 1;
     std::string save_input, save_filter;
@@ -23,6 +24,13 @@ struct RunOptions {
     CLI::Option *o_dtype = nullptr;
 };
 int run_command(const RunOptions &o);
+
+// --target and --cpu-fallback as the library's ExecOptions; UsageError for an unknown target.
+deconv::ExecOptions exec_options(const std::string &target, bool cpu_fallback);
+// Plan::create with those options. A CUDA request CUDA cannot serve (no driver or GPU, or no
+// CUDA kernel for the layer) throws a deconv::Error naming --target cuda and the opt-in
+// fallback; with the fallback, a note on stderr says that the layer runs on the CPU, and why.
+deconv::Plan create_plan(const LayerSpec &spec, deconv::DType dtype, const deconv::ExecOptions &exec);
 
 struct InferShapeOptions {
     LayerOptions layer;
@@ -36,6 +44,8 @@ struct BenchCommandOptions {
     std::string dtype;   // overrides the layers' dtype when given
     std::string only;    // comma-separated layer names
     bool no_onednn = false;
+    std::string target = "cpu";
+    bool cpu_fallback = false;
     BenchOptions bench;
 };
 int bench_command(BenchCommandOptions &o);

@@ -69,6 +69,11 @@ const char *kRunFooter =
     "rounded to bf16 (nearest even) before the computation; Y holds bf16 values.\n"
     "--data-format nxc (alias --layout nxc) runs the library's channels-last kernels on the "
     "files as they are (no transposed copies).\n"
+    "--target cuda runs the layer on the library's CUDA kernels (an NVIDIA driver and GPU are "
+    "needed at run time; X and W are copied to the GPU and Y back, included in --verbose's "
+    "time). Without a usable GPU, or for a dtype with no CUDA kernel (bf16), it fails with one "
+    "error line (exit 1) unless --cpu-fallback is given: the layer then runs on the CPU and a "
+    "note on stderr says so.\n"
     "--random fills X and W (those not given as .npy) with seeded small integers (-3..3; 0..5 "
     "for u8), exact in every dtype; shapes then come from --layer, --desc or --input-shape/"
     "--filter-shape. Without --output it prints the output's shape, min, max and sum.\n"
@@ -114,6 +119,10 @@ const char *kBenchFooter =
     "from the environment). nxc layers (suite \"layout\": \"nxc\", or --data-format nxc for every "
     "layer) run our channels-last kernels (data_format NXC) and oneDNN with nwc/nhwc/ndhwc data. "
     "A suite entry's \"op\" picks the op (default GroupConvolutionBackpropData).\n"
+    "--target cuda times our CUDA kernels (each run includes the host/device copies of X, W and "
+    "Y); without a usable GPU it fails (exit 1) unless --cpu-fallback is given, which runs the "
+    "layers on the CPU and says so. Layers whose dtype has no CUDA kernel are skipped (or run on "
+    "the CPU with --cpu-fallback).\n"
     "Examples:\n"
     "  deconv bench --suite shared/bench/layers.json\n"
     "  deconv bench --desc g21mb1ic21ih64oc21oh512kh16sh8 --repeats 20 --json";
@@ -137,7 +146,9 @@ int main(int argc, char **argv) {
     add_layer_options(*run_cmd, run.layer);
     run.o_dtype = run_cmd->add_option("--dtype", run.dtype,
         "Compute type f32|f16|bf16|f64|i8|u8|i32 (default: X's dtype)")->type_name("TYPE")->group("Run");
-    run_cmd->add_option("--target", run.target, "host (default) or cuda")->type_name("host|cuda")->group("Run");
+    run_cmd->add_option("--target", run.target, "Device: cpu (default; alias host) or cuda")->type_name("cpu|cuda")->group("Run");
+    run_cmd->add_flag("--cpu-fallback", run.cpu_fallback,
+        "With --target cuda: run on the CPU (saying so on stderr) when CUDA cannot run the layer")->group("Run");
     run_cmd->add_flag("--random", run.random, "Fill X and W (when not given) with seeded random small integers")->group("Run");
     run_cmd->add_option("--seed", run.seed, "Seed for --random (default 1)")->type_name("N")->group("Run");
     run_cmd->add_flag("--verbose,-v", run.verbose, "Print the resolved layer and the time to stderr")->group("Run");
@@ -163,6 +174,9 @@ int main(int argc, char **argv) {
     bench_cmd->add_flag("--verbose,-v", bench.bench.verbose, "A progress line per layer on stderr (a terminal always gets one)")->group("Bench");
     bench_cmd->add_flag("--include-scale", bench.bench.include_scale, "Also run layers marked \"scale\": true")->group("Bench");
     bench_cmd->add_flag("--no-onednn", bench.no_onednn, "Do not time oneDNN")->group("Bench");
+    bench_cmd->add_option("--target", bench.target, "Device of our kernels: cpu (default; alias host) or cuda (oneDNN stays on the CPU)")->type_name("cpu|cuda")->group("Bench");
+    bench_cmd->add_flag("--cpu-fallback", bench.cpu_fallback,
+        "With --target cuda: run on the CPU (saying so) when CUDA cannot run a layer")->group("Bench");
     bench_cmd->add_flag("--json", bench.bench.json, "Machine-readable output on stdout")->group("Bench");
     bench_cmd->add_option("--seed", bench.bench.seed, "Seed of the random data (default 1)")->type_name("N")->group("Bench");
     bench_cmd->add_option("--peak-gflops", bench.bench.peak_gflops, "Roofline compute peak (default 380)")->type_name("X")->group("Bench");

@@ -1,0 +1,687 @@
+// The CUDA device (ExecOptions{Device::CUDA}):
+//   CudaBuild.*        which CUDA kernels this build registered (op x rank x dtype x layout).
+//   CudaDevice.*       device names, and what needs no GPU: the refusal of device views by CPU
+//                      plans, the "not supported on CUDA" errors, the CPU fallback.
+//   CudaUnavailable.*  without a usable GPU (CI): the clear error, the output untouched, repeated
+//                      and concurrent failing calls. Skipped where a GPU is present.
+//   CudaGpu*           with a GPU: every op x rank x dtype built for CUDA against the independent
+//                      reference, through host buffers (dense and strided) and device pointers
+//                      (dense and strided), phases without taps and output_shape included.
+//                      Skipped (saying so) where cuda_available() is false.
+#include "check.h"
+#include "layout_support.h"
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+namespace {
+
+using deconv::DataFormat;
+using deconv::Device;
+using deconv::DType;
+using deconv::ErrorKind;
+using deconv::ExecOptions;
+using deconv::Memory;
+using deconv::Op;
+using deconv_test::Buffer;
+using ::testing::HasSubstr;
+
+// Every dtype Halide 14 compiles for CUDA (bf16 is left to the CPU).
+const std::vector<DType> kCudaDtypes = {DType::f32, DType::f16, DType::f64, DType::i8, DType::u8, DType::i32};
+
+// The CUDA matrix as cmake/DeconvKernels.cmake configured it (DECONV_TEST_CUDA_DTYPES, from
+// DECONV_CUDA_DTYPES and DECONV_DTYPES): what the registry must hold.
+std::vector<DType> cuda_dtypes_built() {
+    std::vector<DType> v;
+    const std::string list = DECONV_TEST_CUDA_DTYPES;
+    size_t start = 0;
+    while (start < list.size()) {
+        const size_t end = std::min(list.find(',', start), list.size());
+        if (end > start) v.push_back(deconv::parse_dtype(list.substr(start, end - start)));
+        start = end + 1;
+    }
+    return v;
+}
+
+#define SKIP_WITHOUT_GPU()                                                                          \
+    do {                                                                                            \
+        if (!deconv::cuda_available())                                                              \
+            GTEST_SKIP() << "no usable CUDA GPU here, the CUDA kernels are not run: "               \
+                         << deconv::cuda_unavailable_reason();                                      \
+    } while (0)
+
+// A backprop problem from its attributes (strides, pads_begin, pads_end, dilations, output_padding).
+deconv_ref::Problem problem(bool grouped, const std::vector<int64_t> &in_shape, const std::vector<int64_t> &w_shape,
+                            std::vector<int64_t> strides, std::vector<int64_t> pads_begin,
+                            std::vector<int64_t> pads_end, std::vector<int64_t> dilations,
+                            std::vector<int64_t> output_padding) {
+    deconv::Attributes a;
+    a.strides = std::move(strides);
+    a.pads_begin = std::move(pads_begin);
+    a.pads_end = std::move(pads_end);
+    a.dilations = std::move(dilations);
+    a.output_padding = std::move(output_padding);
+    return deconv_test::ref_problem(grouped, in_shape, w_shape, a);
+}
+
+// A small backprop layer with its reference result (NCX).
+struct Layer {
+    deconv_ref::Problem p;
+    std::vector<double> input, filter;
+};
+
+Layer small_layer(DType t) {
+    Layer l;
+    l.p = problem(true, {1, 4, 5, 6}, {2, 2, 3, 3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, {0, 0});
+    std::mt19937 rng(7);
+    l.input = deconv_test::random_values(t, deconv_ref::product(l.p.input_shape), rng);
+    l.filter = deconv_test::random_values(t, deconv_ref::product(l.p.filter_shape), rng);
+    return l;
+}
+
+// ---------------------------------------------------------------- build facts
+
+TEST(CudaBuild, RegistryHasTheCudaKernels) {
+    const auto ranks = deconv::built_ranks();
+    const auto want = cuda_dtypes_built();
+    for (Op op : {Op::GroupConvolutionBackpropData, Op::GroupConvolution}) {
+        for (DataFormat f : {DataFormat::NCX, DataFormat::NXC}) {
+            for (int r : ranks) {
+                for (DType t : deconv::built_dtypes()) {
+                    const bool expected = std::find(want.begin(), want.end(), t) != want.end();
+                    EXPECT_EQ(deconv::has_kernel(op, r, t, f, Device::CUDA), expected)
+                        << deconv::op_name(op) << " " << r << "D " << deconv::dtype_name(t) << " "
+                        << deconv::data_format_name(f);
+                    // The CPU kernels are all there, whatever CUDA has.
+                    EXPECT_TRUE(deconv::has_kernel(op, r, t, f, Device::CPU));
+                }
+            }
+        }
+    }
+    auto sorted = [](std::vector<DType> v) {
+        std::sort(v.begin(), v.end());
+        return v;
+    };
+    EXPECT_EQ(sorted(deconv::built_dtypes(Device::CUDA)), sorted(want));
+    EXPECT_EQ(deconv::built_ranks(Device::CUDA), want.empty() ? std::vector<int>{} : ranks);
+}
+
+// ---------------------------------------------------------------- what needs no GPU
+
+TEST(CudaDevice, Names) {
+    EXPECT_STREQ(deconv::device_name(Device::CPU), "cpu");
+    EXPECT_STREQ(deconv::device_name(Device::CUDA), "cuda");
+    EXPECT_EQ(deconv::parse_device("CUDA"), Device::CUDA);
+    EXPECT_EQ(deconv::parse_device("host"), Device::CPU);
+    EXPECT_EQ(deconv::parse_device("cpu"), Device::CPU);
+    try {
+        deconv::parse_device("gpu");
+        FAIL() << "parse_device(\"gpu\") did not throw";
+    } catch (const deconv::Error &e) {
+        EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+        EXPECT_THAT(e.what(), HasSubstr("'gpu'"));
+    }
+    // cuda_available() and its reason agree.
+    EXPECT_EQ(deconv::cuda_available(), deconv::cuda_unavailable_reason().empty());
+}
+
+TEST(CudaDevice, CpuPlansRefuseDeviceViews) {
+    const DType t = DType::f32;
+    if (!deconv_test::dtype_built(t) || !deconv_test::rank_built(2)) GTEST_SKIP() << "f32 2D not built";
+    const Layer l = small_layer(t);
+    const auto attrs = deconv_test::to_lib_attrs(l.p);
+    const auto plan = deconv::Plan::create(Op::GroupConvolutionBackpropData, t, l.p.input_shape, l.p.filter_shape, attrs);
+    EXPECT_EQ(plan.device(), Device::CPU);
+    Buffer in(t, l.p.input_shape), w(t, l.p.filter_shape), out(t, plan.shape().output_shape);
+    deconv_test::fill(in, l.input);
+    deconv_test::fill(w, l.filter);
+    out.fill_bytes(0xCD);
+    const auto before = out.payload();
+    for (int which = 0; which < 3; which++) {
+        deconv::ConstTensorView iv = in.cview(), wv = w.cview();
+        deconv::TensorView ov = out.view();
+        (which == 0 ? iv.memory : which == 1 ? wv.memory : ov.memory) = Memory::CudaDevice;
+        try {
+            plan.run(iv, wv, ov);
+            ADD_FAILURE() << "a device view (#" << which << ") ran on a CPU plan";
+        } catch (const deconv::Error &e) {
+            EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+            EXPECT_THAT(e.what(), HasSubstr("CUDA device memory but the plan runs on the CPU"));
+        }
+    }
+    EXPECT_EQ(out.payload(), before) << "the output was written";
+}
+
+TEST(CudaDevice, UnsupportedDtypeSaysSoAndFallsBack) {
+    // bf16 has no CUDA kernel (LLVM 14's NVPTX back end cannot compile it): an Unsupported error
+    // naming CUDA, whether or not a GPU is present; with the fallback, the CPU kernels.
+    const DType t = DType::bf16;
+    if (!deconv_test::dtype_built(t) || !deconv_test::rank_built(2)) GTEST_SKIP() << "bf16 2D not built";
+    const Layer l = small_layer(t);
+    const auto attrs = deconv_test::to_lib_attrs(l.p);
+    try {
+        deconv::Plan::create(Op::GroupConvolutionBackpropData, t, l.p.input_shape, l.p.filter_shape, attrs,
+                             std::nullopt, ExecOptions{Device::CUDA, false});
+        FAIL() << "a bf16 CUDA plan was created";
+    } catch (const deconv::Error &e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
+#if DECONV_TEST_CUDA_BUILT
+        EXPECT_THAT(e.what(), HasSubstr("not supported on CUDA"));
+        EXPECT_THAT(e.what(), HasSubstr("bf16"));
+#else
+        EXPECT_THAT(e.what(), HasSubstr("CUDA is unavailable: "));
+#endif
+    }
+    const auto plan = deconv::Plan::create(Op::GroupConvolutionBackpropData, t, l.p.input_shape, l.p.filter_shape,
+                                           attrs, std::nullopt, ExecOptions{Device::CUDA, true});
+    EXPECT_EQ(plan.device(), Device::CPU);
+    EXPECT_THAT(plan.fallback_reason(), HasSubstr(DECONV_TEST_CUDA_BUILT ? "not supported on CUDA" : "CUDA is unavailable"));
+    const deconv_ref::Result ref = deconv_ref::compute(l.p, l.input, l.filter);
+    Buffer in(t, l.p.input_shape), w(t, l.p.filter_shape), out(t, ref.shape.output_shape);
+    deconv_test::fill(in, l.input);
+    deconv_test::fill(w, l.filter);
+    plan.run(in.data(), w.data(), out.data());
+    EXPECT_TRUE(deconv_test::compare_to_reference(t, deconv_test::read_all(out), ref));
+}
+
+// The fallback runs every op on the CPU when CUDA cannot, and on CUDA when it can: either way
+// the result is the reference's.
+TEST(CudaDevice, FallbackMatchesReference) {
+    const DType t = DType::f32;
+    if (!deconv_test::dtype_built(t)) GTEST_SKIP() << "f32 not built";
+    int ran = 0;
+    for (int rank : deconv::built_ranks()) {
+        for (int i = 0; i < 12; i++) {
+            const deconv_test::GenCase c = deconv_test::make_case(t, rank, i);
+            const deconv_ref::Result ref = deconv_ref::compute(c.p, c.input, c.filter);
+            const auto attrs = deconv_test::to_lib_attrs(c.p);
+            const auto plan = deconv::Plan::create(deconv_test::lib_op(c.p), t, c.p.input_shape, c.p.filter_shape,
+                                                   attrs, c.p.output_shape, ExecOptions{Device::CUDA, true});
+            EXPECT_EQ(plan.device(), deconv::cuda_available() ? Device::CUDA : Device::CPU);
+            Buffer in(t, c.p.input_shape), w(t, c.p.filter_shape), out(t, ref.shape.output_shape);
+            deconv_test::fill(in, c.input);
+            deconv_test::fill(w, c.filter);
+            out.fill_bytes(0xCD);
+            plan.run(in.data(), w.data(), out.data());
+            EXPECT_TRUE(out.guards_intact());
+            EXPECT_TRUE(deconv_test::compare_to_reference(t, deconv_test::read_all(out), ref)) << deconv_test::describe(c);
+            ran++;
+        }
+    }
+    EXPECT_GT(ran, 0);
+}
+
+// ---------------------------------------------------------------- without a GPU
+
+class CudaUnavailable : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (deconv::cuda_available()) GTEST_SKIP() << "a CUDA GPU is usable here: the no-GPU behaviour cannot be observed";
+        if (!deconv_test::dtype_built(DType::f32) || !deconv_test::rank_built(2)) GTEST_SKIP() << "f32 2D not built";
+    }
+    // The message every refusal must carry (a build without CUDA kernels says so as its reason).
+    static std::string expected_text() { return "CUDA is unavailable: "; }
+};
+
+TEST_F(CudaUnavailable, ReasonIsGiven) {
+    EXPECT_FALSE(deconv::cuda_available());
+    const std::string why = deconv::cuda_unavailable_reason();
+    EXPECT_FALSE(why.empty());
+#if DECONV_TEST_CUDA_BUILT
+    // The probe names the driver library or the driver call that failed.
+    EXPECT_TRUE(why.find("libcuda") != std::string::npos || why.find("cu") == 0 ||
+                why.find("no CUDA GPU") != std::string::npos || why.find("HL_GPU_DEVICE") != std::string::npos)
+        << why;
+#else
+    EXPECT_THAT(why, HasSubstr("DECONV_CUDA=OFF"));
+#endif
+    // Under tests/fake_cuda's stand-in driver: the exact failure it plays.
+    if (const char *want = std::getenv("DECONV_TEST_EXPECT_CUDA_REASON")) EXPECT_THAT(why, HasSubstr(want));
+}
+
+TEST_F(CudaUnavailable, PlanAndOneShotThrowAndLeaveTheOutput) {
+    const DType t = DType::f32;
+    const Layer l = small_layer(t);
+    const auto attrs = deconv_test::to_lib_attrs(l.p);
+    const ExecOptions cuda{Device::CUDA, false};
+    try {
+        deconv::Plan::create(Op::GroupConvolutionBackpropData, t, l.p.input_shape, l.p.filter_shape, attrs,
+                             std::nullopt, cuda);
+        FAIL() << "a CUDA plan was created without a GPU";
+    } catch (const deconv::Error &e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
+        EXPECT_THAT(e.what(), HasSubstr(expected_text()));
+        EXPECT_THAT(e.what(), HasSubstr(deconv::cuda_unavailable_reason()));
+    }
+    // The one-shot functions, every op: the output keeps its bytes.
+    const deconv_ref::Result ref = deconv_ref::compute(l.p, l.input, l.filter);
+    Buffer in(t, l.p.input_shape), w(t, l.p.filter_shape), out(t, ref.shape.output_shape);
+    deconv_test::fill(in, l.input);
+    deconv_test::fill(w, l.filter);
+    out.fill_bytes(0xCD);
+    const auto before = out.payload();
+    EXPECT_THROW(deconv::group_convolution_backprop_data(in.cview(), w.cview(), out.view(), attrs, std::nullopt, cuda),
+                 deconv::Error);
+    Buffer fw(t, {2, 3, 2, 3, 3});  // GroupConvolution: [G, C_OUT, C_IN, K..], data has 4 = 2 x 2 channels
+    deconv::Attributes fa;
+    Buffer fout(t, {1, 6, 3, 4});
+    fout.fill_bytes(0xCD);
+    const auto fbefore = fout.payload();
+    try {
+        deconv::group_convolution(in.cview(), fw.cview(), fout.view(), fa, cuda);
+        ADD_FAILURE() << "GroupConvolution ran on CUDA without a GPU";
+    } catch (const deconv::Error &e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
+        EXPECT_THAT(e.what(), HasSubstr(expected_text()));
+    }
+    EXPECT_EQ(out.payload(), before);
+    EXPECT_EQ(fout.payload(), fbefore);
+    EXPECT_TRUE(out.guards_intact());
+}
+
+// The opt-in fallback: a CPU plan that says why, computes the reference's numbers, and refuses
+// device-memory views (there is no device here to read them from) naming the fallback.
+TEST_F(CudaUnavailable, FallbackRunsOnCpuAndRefusesDeviceViews) {
+    const DType t = DType::f32;
+    const Layer l = small_layer(t);
+    const auto attrs = deconv_test::to_lib_attrs(l.p);
+    const auto plan = deconv::Plan::create(Op::GroupConvolutionBackpropData, t, l.p.input_shape, l.p.filter_shape,
+                                           attrs, std::nullopt, ExecOptions{Device::CUDA, true});
+    EXPECT_EQ(plan.device(), Device::CPU);
+    EXPECT_THAT(plan.fallback_reason(), HasSubstr(expected_text()));
+    const deconv_ref::Result ref = deconv_ref::compute(l.p, l.input, l.filter);
+    Buffer in(t, l.p.input_shape), w(t, l.p.filter_shape), out(t, ref.shape.output_shape);
+    deconv_test::fill(in, l.input);
+    deconv_test::fill(w, l.filter);
+    out.fill_bytes(0xCD);
+    const auto before = out.payload();
+    deconv::ConstTensorView iv = in.cview();
+    iv.memory = Memory::CudaDevice;
+    try {
+        plan.run(iv, w.cview(), out.view());
+        ADD_FAILURE() << "a device view ran on a fallback CPU plan";
+    } catch (const deconv::Error &e) {
+        EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+        EXPECT_THAT(e.what(), HasSubstr("data view is CUDA device memory but the plan runs on the CPU"));
+        EXPECT_THAT(e.what(), HasSubstr("CPU fallback: " + expected_text()));
+    }
+    EXPECT_EQ(out.payload(), before);
+    plan.run(in.data(), w.data(), out.data());
+    EXPECT_TRUE(out.guards_intact());
+    EXPECT_TRUE(deconv_test::compare_to_reference(t, deconv_test::read_all(out), ref));
+    // The one-shot functions take the same option.
+    Buffer out2(t, ref.shape.output_shape);
+    deconv::group_convolution_backprop_data(in.cview(), w.cview(), out2.view(), attrs, std::nullopt,
+                                            ExecOptions{Device::CUDA, true});
+    EXPECT_TRUE(deconv_test::compare_to_reference(t, deconv_test::read_all(out2), ref));
+}
+
+TEST_F(CudaUnavailable, RepeatedConcurrentFailuresAreCheap) {
+    const DType t = DType::f32;
+    const Layer l = small_layer(t);
+    const auto attrs = deconv_test::to_lib_attrs(l.p);
+    std::atomic<int> refused{0}, wrong{0};
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> threads;
+    for (int k = 0; k < 8; k++) {
+        threads.emplace_back([&] {
+            for (int i = 0; i < 200; i++) {
+                try {
+                    deconv::Plan::create(Op::GroupConvolutionBackpropData, t, l.p.input_shape, l.p.filter_shape,
+                                         attrs, std::nullopt, ExecOptions{Device::CUDA, false});
+                    wrong++;
+                } catch (const deconv::Error &e) {
+                    if (e.kind() == ErrorKind::Unsupported &&
+                        std::string(e.what()).find(expected_text()) != std::string::npos)
+                        refused++;
+                    else
+                        wrong++;
+                }
+            }
+        });
+    }
+    for (auto &th : threads) th.join();
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(refused.load(), 1600);
+    EXPECT_EQ(wrong.load(), 0);
+    // The driver is probed once: 1600 refusals cost plan validation only.
+    EXPECT_LT(secs, 10.0);
+}
+
+// ---------------------------------------------------------------- with a GPU
+
+// The driver calls the device-pointer tests need (the library itself uses Halide's runtime).
+struct TestDriver {
+    int (*cuInit)(unsigned) = nullptr;
+    int (*cuDeviceGet)(int *, int) = nullptr;
+    int (*cuDevicePrimaryCtxRetain)(void **, int) = nullptr;
+    int (*cuCtxSetCurrent)(void *) = nullptr;
+    int (*cuMemAlloc)(uint64_t *, size_t) = nullptr;
+    int (*cuMemFree)(uint64_t) = nullptr;
+    int (*cuMemcpyHtoD)(uint64_t, const void *, size_t) = nullptr;
+    int (*cuMemcpyDtoH)(void *, uint64_t, size_t) = nullptr;
+    bool ok = false;
+
+    static TestDriver &get() {
+        static TestDriver d = [] {
+            TestDriver t;
+            void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+            if (!lib) return t;
+            auto sym = [&](auto &fn, const char *name) {
+                fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
+                return fn != nullptr;
+            };
+            const bool all = sym(t.cuInit, "cuInit") && sym(t.cuDeviceGet, "cuDeviceGet") &&
+                             sym(t.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain") &&
+                             sym(t.cuCtxSetCurrent, "cuCtxSetCurrent") && sym(t.cuMemAlloc, "cuMemAlloc_v2") &&
+                             sym(t.cuMemFree, "cuMemFree_v2") && sym(t.cuMemcpyHtoD, "cuMemcpyHtoD_v2") &&
+                             sym(t.cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+            if (!all || t.cuInit(0) != 0) return t;
+            int ordinal = 0;
+            if (const char *env = std::getenv("HL_GPU_DEVICE")) ordinal = std::atoi(env);
+            int dev = 0;
+            void *ctx = nullptr;
+            if (t.cuDeviceGet(&dev, ordinal) != 0 || t.cuDevicePrimaryCtxRetain(&ctx, dev) != 0) return t;
+            t.ctx = ctx;
+            t.ok = true;
+            return t;
+        }();
+        return d;
+    }
+    // Makes the primary context (the library's) current on the calling thread.
+    void bind() const {
+        if (ok) EXPECT_EQ(cuCtxSetCurrent(ctx), 0);
+    }
+    void *ctx = nullptr;
+};
+
+// Device memory holding a copy of a host Buffer's payload (gaps of strided views included).
+struct DeviceCopy {
+    uint64_t ptr = 0;
+    size_t bytes = 0;
+    explicit DeviceCopy(const Buffer &b) : bytes(static_cast<size_t>(b.count) * b.elem()) {
+        TestDriver &d = TestDriver::get();
+        d.bind();
+        EXPECT_EQ(d.cuMemAlloc(&ptr, bytes ? bytes : 1), 0);
+        if (bytes) EXPECT_EQ(d.cuMemcpyHtoD(ptr, b.data(), bytes), 0);
+    }
+    void download(Buffer &b) const {
+        TestDriver::get().bind();
+        if (bytes) EXPECT_EQ(TestDriver::get().cuMemcpyDtoH(b.data(), ptr, bytes), 0);
+    }
+    ~DeviceCopy() {
+        TestDriver::get().bind();
+        if (ptr) TestDriver::get().cuMemFree(ptr);
+    }
+    void *as_pointer() const { return reinterpret_cast<void *>(static_cast<uintptr_t>(ptr)); }
+};
+
+enum class Path { HostDense, HostStrided, DeviceDense, DeviceStrided };
+const char *path_name(Path p) {
+    switch (p) {
+    case Path::HostDense: return "host dense";
+    case Path::HostStrided: return "host strided";
+    case Path::DeviceDense: return "device dense";
+    case Path::DeviceStrided: return "device strided";
+    }
+    return "?";
+}
+
+// Runs `plan` (a CUDA plan) on values given in the plan's data format, through `path`, and
+// compares with `ref` (also in the plan's format). Checks that nothing outside the output view
+// is written.
+::testing::AssertionResult run_path(const deconv::Plan &plan, DType t, const std::vector<int64_t> &in_shape,
+                                    const std::vector<int64_t> &w_shape, const std::vector<double> &in_values,
+                                    const std::vector<double> &w_values, const deconv_ref::Result &ref, Path path,
+                                    uint32_t seed) {
+    const auto &out_shape = plan.shape().output_shape;
+    const bool strided = path == Path::HostStrided || path == Path::DeviceStrided;
+    const bool device = path == Path::DeviceDense || path == Path::DeviceStrided;
+    std::mt19937 rng(seed);
+    auto layout = [&](const std::vector<int64_t> &shape) {
+        if (strided) return deconv_test::make_layout(shape, rng, rng() % 2 == 0);
+        deconv_test::StridedLayout l;
+        l.strides.assign(shape.size(), 0);
+        int64_t s = 1;
+        for (size_t i = shape.size(); i-- > 0;) {
+            l.strides[i] = s;
+            s *= shape[i];
+        }
+        l.span = s;
+        return l;
+    };
+    const auto li = layout(in_shape), lw = layout(w_shape), lo = layout(out_shape);
+    Buffer in(t, in_shape, li.span), w(t, w_shape, lw.span), out(t, out_shape, lo.span);
+    deconv_test::fill_strided(in, in_shape, li.strides, in_values);
+    deconv_test::fill_strided(w, w_shape, lw.strides, w_values);
+    out.fill_bytes(0xCD);
+    const auto before = out.payload();
+    const Memory mem = device ? Memory::CudaDevice : Memory::Host;
+    std::optional<DeviceCopy> din, dw, dout;
+    const void *in_ptr = in.data(), *w_ptr = w.data();
+    void *out_ptr = out.data();
+    if (device) {
+        din.emplace(in);
+        dw.emplace(w);
+        dout.emplace(out);
+        in_ptr = din->as_pointer();
+        w_ptr = dw->as_pointer();
+        out_ptr = dout->as_pointer();
+    }
+    plan.run(deconv::ConstTensorView(in_ptr, t, in_shape, li.strides, mem),
+             deconv::ConstTensorView(w_ptr, t, w_shape, lw.strides, mem),
+             deconv::TensorView{out_ptr, t, out_shape, lo.strides, mem});
+    if (device) dout->download(out);
+    if (!out.guards_intact()) return ::testing::AssertionFailure() << path_name(path) << ": wrote outside the buffer";
+    const int64_t n = deconv_ref::product(out_shape);
+    std::vector<double> got(static_cast<size_t>(n));
+    std::vector<char> used(static_cast<size_t>(lo.span), 0);
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t off = deconv_test::offset_of(i, out_shape, lo.strides);
+        got[static_cast<size_t>(i)] = out.get(off);
+        used[static_cast<size_t>(off)] = 1;
+    }
+    const auto after = out.payload();
+    const size_t es = out.elem();
+    for (int64_t e = 0; e < lo.span; e++)
+        if (!used[static_cast<size_t>(e)] && std::memcmp(&after[e * es], &before[e * es], es) != 0)
+            return ::testing::AssertionFailure() << path_name(path) << ": wrote into a gap of the output view";
+    auto r = deconv_test::compare_to_reference(t, got, ref);
+    if (!r) return ::testing::AssertionFailure() << path_name(path) << ": " << r.message();
+    return r;
+}
+
+struct GpuShard {
+    DType dtype;
+    int rank;
+};
+std::ostream &operator<<(std::ostream &os, const GpuShard &s) {
+    return os << deconv::dtype_name(s.dtype) << " rank " << s.rank;
+}
+std::vector<GpuShard> gpu_shards() {
+    std::vector<GpuShard> v;
+    for (DType t : kCudaDtypes)
+        for (int r = 1; r <= 3; r++) v.push_back({t, r});
+    return v;
+}
+std::string gpu_shard_name(const ::testing::TestParamInfo<GpuShard> &i) {
+    return std::string(deconv::dtype_name(i.param.dtype)) + "_rank" + std::to_string(i.param.rank);
+}
+
+class CudaGpuBackprop : public ::testing::TestWithParam<GpuShard> {};
+
+// The backprop sweep's problems (stride > kernel: phases without taps; output_shape; auto_pad;
+// depthwise; medium rows and channel counts for the register tiles), each in NCX and NXC, through
+// the four paths in turn.
+TEST_P(CudaGpuBackprop, MatchesReference) {
+    SKIP_WITHOUT_GPU();
+    const DType t = GetParam().dtype;
+    const int rank = GetParam().rank;
+    if (!deconv::has_kernel(Op::GroupConvolutionBackpropData, rank, t, DataFormat::NCX, Device::CUDA))
+        GTEST_SKIP() << deconv::dtype_name(t) << " rank " << rank << " has no CUDA kernel in this build";
+    ASSERT_TRUE(TestDriver::get().ok) << "the test's own driver calls failed";
+    int failed = 0, zero_phase_cases = 0;
+    for (int i = 0; i < 60; i++) {
+        const deconv_test::GenCase c = deconv_test::make_case(t, rank, i);
+        for (int s = 0; s < (int)c.p.strides.size(); s++)
+            if (c.p.strides[s] > c.p.filter_shape[c.p.filter_shape.size() - rank + s]) {
+                zero_phase_cases++;
+                break;
+            }
+        const deconv_ref::Result ref_ncx = deconv_ref::compute(c.p, c.input, c.filter);
+        for (DataFormat f : {DataFormat::NCX, DataFormat::NXC}) {
+            auto attrs = deconv_test::to_lib_attrs(c.p);
+            attrs.data_format = f;
+            const auto in_shape = deconv_test::shape_in(f, c.p.input_shape);
+            const auto in_values =
+                f == DataFormat::NXC ? deconv_test::ncx_to_nxc(c.input, c.p.input_shape) : c.input;
+            const auto ref = deconv_test::result_in(f, ref_ncx);
+            const Path path = static_cast<Path>((i + (f == DataFormat::NXC)) % 4);
+            try {
+                const auto plan = deconv::Plan::create(deconv_test::lib_op(c.p), t, in_shape, c.p.filter_shape, attrs,
+                                                       c.p.output_shape, ExecOptions{Device::CUDA, false});
+                EXPECT_EQ(plan.device(), Device::CUDA);
+                const auto r = run_path(plan, t, in_shape, c.p.filter_shape, in_values, c.filter, ref, path,
+                                        static_cast<uint32_t>(c.seed));
+                if (!r && ++failed <= 10)
+                    ADD_FAILURE() << "case #" << i << " " << deconv_test::describe(c) << " "
+                                  << deconv::data_format_name(f) << ": " << r.message();
+            } catch (const deconv::Error &e) {
+                if (++failed <= 10) ADD_FAILURE() << "case #" << i << " " << deconv_test::describe(c) << ": " << e.what();
+            }
+        }
+    }
+    EXPECT_EQ(failed, 0);
+    EXPECT_GT(zero_phase_cases, 0) << "no case had a stride above its kernel (phases without taps)";
+}
+
+INSTANTIATE_TEST_SUITE_P(Shards, CudaGpuBackprop, ::testing::ValuesIn(gpu_shards()), gpu_shard_name);
+
+// Wide layers: full register tiles and the guarded tails of both thread axes (channels and rows
+// not multiples of the block), a phase without taps, on every path.
+TEST(CudaGpuBackpropWide, TilesAndTails) {
+    SKIP_WITHOUT_GPU();
+    const DType t = DType::f32;
+    if (!deconv::has_kernel(Op::GroupConvolutionBackpropData, 2, t, DataFormat::NCX, Device::CUDA))
+        GTEST_SKIP() << "f32 2D has no CUDA kernel in this build";
+    ASSERT_TRUE(TestDriver::get().ok);
+    // 37 output channels per group, rows of 70; stride 3 with kernel 2: one phase in three has no tap.
+    deconv_ref::Problem p = problem(true, {2, 2 * 5, 4, 24}, {2, 5, 37, 2, 2}, {3, 3}, {0, 0},
+                                                     {0, 1}, {1, 1}, {0, 0});
+    std::mt19937 rng(3);
+    const auto x = deconv_test::random_values(t, deconv_ref::product(p.input_shape), rng);
+    const auto w = deconv_test::random_values(t, deconv_ref::product(p.filter_shape), rng);
+    const auto ref_ncx = deconv_ref::compute(p, x, w);
+    for (DataFormat f : {DataFormat::NCX, DataFormat::NXC}) {
+        auto attrs = deconv_test::to_lib_attrs(p);
+        attrs.data_format = f;
+        const auto in_shape = deconv_test::shape_in(f, p.input_shape);
+        const auto xin = f == DataFormat::NXC ? deconv_test::ncx_to_nxc(x, p.input_shape) : x;
+        const auto plan = deconv::Plan::create(Op::GroupConvolutionBackpropData, t, in_shape, p.filter_shape, attrs,
+                                               std::nullopt, ExecOptions{Device::CUDA, false});
+        for (Path path : {Path::HostDense, Path::HostStrided, Path::DeviceDense, Path::DeviceStrided})
+            EXPECT_TRUE(run_path(plan, t, in_shape, p.filter_shape, xin, w, deconv_test::result_in(f, ref_ncx), path, 11))
+                << deconv::data_format_name(f);
+    }
+}
+
+class CudaGpuForward : public ::testing::TestWithParam<GpuShard> {};
+
+// GroupConvolution-1 on CUDA: random strides, dilations, pads and auto_pad, both layouts, the
+// four paths.
+TEST_P(CudaGpuForward, MatchesReference) {
+    SKIP_WITHOUT_GPU();
+    const DType t = GetParam().dtype;
+    const int rank = GetParam().rank;
+    if (!deconv::has_kernel(Op::GroupConvolution, rank, t, DataFormat::NCX, Device::CUDA))
+        GTEST_SKIP() << deconv::dtype_name(t) << " rank " << rank << " has no CUDA kernel in this build";
+    ASSERT_TRUE(TestDriver::get().ok);
+    std::mt19937 rng(1000 + 10 * rank + static_cast<int>(t));
+    auto ri = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+    int failed = 0;
+    for (int i = 0; i < 40; i++) {
+        deconv_ref::ForwardProblem p;
+        const bool wide = i % 5 == 3;
+        const int64_t G = ri(1, 3), cin = ri(1, 4), cout = wide ? ri(17, 40) : ri(1, 5), N = ri(1, 2);
+        p.input_shape = {N, G * cin};
+        p.filter_shape = {G, cout, cin};
+        const int mode = static_cast<int>(ri(0, 3));
+        p.auto_pad = mode == 0 ? deconv_ref::AutoPad::Explicit
+                     : mode == 1 ? deconv_ref::AutoPad::SameUpper
+                     : mode == 2 ? deconv_ref::AutoPad::SameLower
+                                 : deconv_ref::AutoPad::Valid;
+        for (int a = 0; a < rank; a++) {
+            const bool inner = a == rank - 1;
+            const int64_t K = ri(1, 3), d = ri(1, 2), s = ri(1, 3);
+            const int64_t X = (K - 1) * d + 1 + ri(0, inner ? (wide ? 60 : 12) : 4);
+            p.input_shape.push_back(X);
+            p.filter_shape.push_back(K);
+            p.strides.push_back(s);
+            p.dilations.push_back(d);
+            p.pads_begin.push_back(ri(0, K));
+            p.pads_end.push_back(ri(0, K));
+        }
+        const auto x = deconv_test::random_values(t, deconv_ref::product(p.input_shape), rng);
+        const auto w = deconv_test::random_values(t, deconv_ref::product(p.filter_shape), rng);
+        const auto ref_ncx = deconv_ref::compute_forward(p, x, w);
+        for (DataFormat f : {DataFormat::NCX, DataFormat::NXC}) {
+            deconv::Attributes attrs;
+            attrs.strides = p.strides;
+            attrs.dilations = p.dilations;
+            attrs.pads_begin = p.pads_begin;
+            attrs.pads_end = p.pads_end;
+            attrs.auto_pad = deconv_test::to_lib(p.auto_pad);
+            attrs.data_format = f;
+            const auto in_shape = deconv_test::shape_in(f, p.input_shape);
+            const auto xin = f == DataFormat::NXC ? deconv_test::ncx_to_nxc(x, p.input_shape) : x;
+            const Path path = static_cast<Path>((i + (f == DataFormat::NXC)) % 4);
+            try {
+                const auto plan = deconv::Plan::create(Op::GroupConvolution, t, in_shape, p.filter_shape, attrs,
+                                                       std::nullopt, ExecOptions{Device::CUDA, false});
+                const auto r = run_path(plan, t, in_shape, p.filter_shape, xin, w, deconv_test::result_in(f, ref_ncx),
+                                        path, static_cast<uint32_t>(i));
+                if (!r && ++failed <= 10)
+                    ADD_FAILURE() << "case #" << i << " " << deconv_ref::describe(p) << " "
+                                  << deconv::data_format_name(f) << ": " << r.message();
+            } catch (const deconv::Error &e) {
+                if (++failed <= 10) ADD_FAILURE() << "case #" << i << " " << deconv_ref::describe(p) << ": " << e.what();
+            }
+        }
+    }
+    EXPECT_EQ(failed, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shards, CudaGpuForward, ::testing::ValuesIn(gpu_shards()), gpu_shard_name);
+
+// One CUDA plan run from several threads at once on different buffers.
+TEST(CudaGpuPlan, ConcurrentRuns) {
+    SKIP_WITHOUT_GPU();
+    const DType t = DType::f32;
+    if (!deconv::has_kernel(Op::GroupConvolutionBackpropData, 2, t, DataFormat::NCX, Device::CUDA))
+        GTEST_SKIP() << "f32 2D has no CUDA kernel in this build";
+    const Layer l = small_layer(t);
+    const auto ref = deconv_ref::compute(l.p, l.input, l.filter);
+    const auto plan = deconv::Plan::create(Op::GroupConvolutionBackpropData, t, l.p.input_shape, l.p.filter_shape,
+                                           deconv_test::to_lib_attrs(l.p), std::nullopt, ExecOptions{Device::CUDA});
+    std::atomic<int> bad{0};
+    std::vector<std::thread> threads;
+    for (int k = 0; k < 4; k++) {
+        threads.emplace_back([&] {
+            for (int i = 0; i < 20; i++) {
+                Buffer in(t, l.p.input_shape), w(t, l.p.filter_shape), out(t, ref.shape.output_shape);
+                deconv_test::fill(in, l.input);
+                deconv_test::fill(w, l.filter);
+                plan.run(in.data(), w.data(), out.data());
+                if (!deconv_test::compare_to_reference(t, deconv_test::read_all(out), ref)) bad++;
+            }
+        });
+    }
+    for (auto &th : threads) th.join();
+    EXPECT_EQ(bad.load(), 0);
+}
+
+}  // namespace
