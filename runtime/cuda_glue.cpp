@@ -30,9 +30,17 @@ struct Driver {
     CUresult (*cuDeviceGetName)(char *, int, CUdevice) = nullptr;
     CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice) = nullptr;
     CUresult (*cuGetErrorString)(CUresult, const char **) = nullptr;
+    // Memory calls (CudaBuffer); looked up without being required by the probe.
+    CUresult (*cuCtxPushCurrent)(CUcontext) = nullptr;
+    CUresult (*cuCtxPopCurrent)(CUcontext *) = nullptr;
+    CUresult (*cuMemAlloc)(uint64_t *, size_t) = nullptr;
+    CUresult (*cuMemFree)(uint64_t) = nullptr;
+    CUresult (*cuMemcpyHtoD)(uint64_t, const void *, size_t) = nullptr;
+    CUresult (*cuMemcpyDtoH)(void *, uint64_t, size_t) = nullptr;
 };
 
 CUcontext g_context = nullptr;  // written once by the probe, before any kernel can run
+Driver g_driver;                // likewise
 
 // Halide's CUDA runtime asks for a context around every call: always the retained primary one.
 int acquire_context(void *, void **ctx, bool) {
@@ -77,6 +85,15 @@ CudaState probe() {
     sym(d.cuDeviceGetName, "cuDeviceGetName");
     sym(d.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
     if (missing) return s;
+    auto optional_sym = [&](auto &fn, const char *name) {
+        fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
+    };
+    optional_sym(d.cuCtxPushCurrent, "cuCtxPushCurrent_v2");
+    optional_sym(d.cuCtxPopCurrent, "cuCtxPopCurrent_v2");
+    optional_sym(d.cuMemAlloc, "cuMemAlloc_v2");
+    optional_sym(d.cuMemFree, "cuMemFree_v2");
+    optional_sym(d.cuMemcpyHtoD, "cuMemcpyHtoD_v2");
+    optional_sym(d.cuMemcpyDtoH, "cuMemcpyDtoH_v2");
     if (CUresult r = d.cuInit(0)) {
         s.reason = driver_error(d, "cuInit", r);
         return s;
@@ -109,10 +126,22 @@ CudaState probe() {
         return s;
     }
     g_context = ctx;
+    g_driver = d;
     halide_set_cuda_acquire_context(acquire_context);
     halide_set_cuda_release_context(release_context);
     s.available = true;
     return s;
+}
+// Runs `call` with the library's context current on this thread (the caller's is restored).
+template <typename F>
+std::string in_context(const char *name, F call) {
+    const Driver &d = g_driver;
+    if (!d.cuCtxPushCurrent || !d.cuCtxPopCurrent) return "libcuda has no cuCtxPushCurrent_v2/cuCtxPopCurrent_v2";
+    if (CUresult r = d.cuCtxPushCurrent(g_context)) return driver_error(d, "cuCtxPushCurrent", r);
+    const CUresult r = call();
+    CUcontext popped = nullptr;
+    d.cuCtxPopCurrent(&popped);
+    return r ? driver_error(d, name, r) : std::string();
 }
 #else
 CudaState probe() {
@@ -129,10 +158,86 @@ const CudaState &cuda_state() {
     return state;
 }
 
+#if defined(DECONV_HAVE_CUDA)
+std::string cuda_mem_alloc(size_t bytes, uint64_t *address) {
+    if (!g_driver.cuMemAlloc) return "libcuda has no cuMemAlloc_v2";
+    return in_context("cuMemAlloc", [&] { return g_driver.cuMemAlloc(address, bytes); });
+}
+void cuda_mem_free(uint64_t address) {
+    if (g_driver.cuMemFree) in_context("cuMemFree", [&] { return g_driver.cuMemFree(address); });
+}
+std::string cuda_copy_to_device(uint64_t dst, const void *src, size_t bytes) {
+    if (!g_driver.cuMemcpyHtoD) return "libcuda has no cuMemcpyHtoD_v2";
+    return in_context("cuMemcpyHtoD", [&] { return g_driver.cuMemcpyHtoD(dst, src, bytes); });
+}
+std::string cuda_copy_to_host(void *dst, uint64_t src, size_t bytes) {
+    if (!g_driver.cuMemcpyDtoH) return "libcuda has no cuMemcpyDtoH_v2";
+    return in_context("cuMemcpyDtoH", [&] { return g_driver.cuMemcpyDtoH(dst, src, bytes); });
+}
+#else
+std::string cuda_mem_alloc(size_t, uint64_t *) { return cuda_state().reason; }
+void cuda_mem_free(uint64_t) {}
+std::string cuda_copy_to_device(uint64_t, const void *, size_t) { return cuda_state().reason; }
+std::string cuda_copy_to_host(void *, uint64_t, size_t) { return cuda_state().reason; }
+#endif
+
 }  // namespace detail
 
 bool cuda_available() { return detail::cuda_state().available; }
 
 std::string cuda_unavailable_reason() { return detail::cuda_state().reason; }
+
+CudaBuffer::CudaBuffer(size_t bytes) : bytes_(bytes) {
+    if (!cuda_available()) throw Error(ErrorKind::Unsupported, "CudaBuffer: CUDA is unavailable: " + cuda_unavailable_reason());
+    // cuMemAlloc refuses 0 bytes; an empty buffer still gets a distinct address.
+    const std::string err = detail::cuda_mem_alloc(bytes ? bytes : 1, &address_);
+    if (!err.empty()) {
+        address_ = 0;
+        throw Error(ErrorKind::TooLarge, "CudaBuffer: allocating " + std::to_string(bytes) + " bytes on the GPU: " + err);
+    }
+}
+
+CudaBuffer::~CudaBuffer() {
+    if (address_) detail::cuda_mem_free(address_);
+}
+
+CudaBuffer::CudaBuffer(CudaBuffer &&other) noexcept : address_(other.address_), bytes_(other.bytes_) {
+    other.address_ = 0;
+    other.bytes_ = 0;
+}
+
+CudaBuffer &CudaBuffer::operator=(CudaBuffer &&other) noexcept {
+    if (this != &other) {
+        if (address_) detail::cuda_mem_free(address_);
+        address_ = other.address_;
+        bytes_ = other.bytes_;
+        other.address_ = 0;
+        other.bytes_ = 0;
+    }
+    return *this;
+}
+
+namespace {
+void check_copy(const char *what, size_t bytes, size_t size) {
+    if (bytes > size) {
+        throw Error(ErrorKind::InvalidArgument, std::string("CudaBuffer::") + what + ": " + std::to_string(bytes) +
+                                                    " bytes do not fit a buffer of " + std::to_string(size));
+    }
+}
+}  // namespace
+
+void CudaBuffer::upload(const void *host, size_t bytes) {
+    check_copy("upload", bytes, bytes_);
+    if (bytes == 0) return;
+    const std::string err = detail::cuda_copy_to_device(address_, host, bytes);
+    if (!err.empty()) throw Error(ErrorKind::Kernel, "CudaBuffer::upload: " + err);
+}
+
+void CudaBuffer::download(void *host, size_t bytes) const {
+    check_copy("download", bytes, bytes_);
+    if (bytes == 0) return;
+    const std::string err = detail::cuda_copy_to_host(host, address_, bytes);
+    if (!err.empty()) throw Error(ErrorKind::Kernel, "CudaBuffer::download: " + err);
+}
 
 }  // namespace deconv

@@ -3,6 +3,8 @@
 // API and most frameworks use, so callers' device pointers are valid in it).
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace deconv {
@@ -18,6 +20,13 @@ struct CudaState {
 // Probed once (thread-safe), then cached: loads libcuda.so.1, calls cuInit, counts GPUs,
 // retains the primary context and points Halide's CUDA runtime at it. Never throws.
 const CudaState &cuda_state();
+
+// Driver memory calls in that context (CudaBuffer). Each returns "" on success, else the failing
+// call and the driver's error; they require cuda_state().available.
+std::string cuda_mem_alloc(size_t bytes, uint64_t *address);
+void cuda_mem_free(uint64_t address);
+std::string cuda_copy_to_device(uint64_t dst, const void *src, size_t bytes);
+std::string cuda_copy_to_host(void *dst, uint64_t src, size_t bytes);
 
 }  // namespace detail
 }  // namespace deconv

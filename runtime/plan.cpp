@@ -46,6 +46,7 @@ struct Plan::Impl {
     // kernel's clamped vector reads compile to gathers. Margins per spatial axis, spec order;
     // empty when the layer reads the caller's input directly.
     std::vector<int64_t> border_lo, border_hi;
+    bool border_copy = false;  // some margin is non-zero: each run copies the input into one
     // Bordered layers whose innermost axis has stride 2 or 8 (dilation 1) run all of its phases
     // together, stored as dense rows (deconv_phase_conv_interleaved); null otherwise.
     const detail::KernelEntry *interleaved_kernel = nullptr;
@@ -199,6 +200,29 @@ int filter_dim(bool channel_major, int rank, int logical) {
     if (!channel_major) return logical;
     if (logical < rank) return 3 + logical;
     return logical - rank;
+}
+
+// The channel, group and batch axes of the three kernel buffers, the same for every phase:
+// data strides in NCX order (in_nc, out_nc: batch, channel, ...), the filter's as the kernel
+// reads it (the packed copy on the CPU, the caller's tensor on CUDA).
+struct ChannelStrides {
+    int64_t co, ci, g;
+};
+void set_channel_dims(const detail::OpGeometry &geo, bool channel_major, const std::vector<int64_t> &in_nc,
+                      const std::vector<int64_t> &out_nc, ChannelStrides w, halide_dimension_t *in_dims,
+                      halide_dimension_t *w_dims, halide_dimension_t *out_dims) {
+    const int rank = geo.rank;
+    auto dd = [&](int logical) { return data_dim(geo.data_format, rank, logical); };
+    auto fd = [&](int logical) { return filter_dim(channel_major, rank, logical); };
+    set_dim(in_dims[dd(rank)], 0, geo.c_in, in_nc[1]);
+    set_dim(in_dims[dd(rank + 1)], 0, geo.groups, geo.c_in * in_nc[1]);
+    set_dim(in_dims[dd(rank + 2)], 0, geo.n, in_nc[0]);
+    set_dim(w_dims[fd(rank)], 0, geo.c_out, w.co);
+    set_dim(w_dims[fd(rank + 1)], 0, geo.c_in, w.ci);
+    set_dim(w_dims[fd(rank + 2)], 0, geo.groups, w.g);
+    set_dim(out_dims[dd(rank)], 0, geo.c_out, out_nc[1]);
+    set_dim(out_dims[dd(rank + 1)], 0, geo.groups, geo.c_out * out_nc[1]);
+    set_dim(out_dims[dd(rank + 2)], 0, geo.n, out_nc[0]);
 }
 
 // The packed filter the kernels read: position-vectorized kernels [g, k.., ci, co],
@@ -444,26 +468,32 @@ const char *cuda_kernel_op(const detail::OpGeometry &g) {
     return nxc ? "phase_conv_nxc" : "phase_conv";
 }
 
-// The CUDA kernels' grid (generators/schedules/gpu_schedule.h, default knobs): grid y counts
-// tiles of 32 along the thread axis, grid z tiles of 16 along the tile axis, both at most 65535;
-// grid x the product of every other axis, at most 2^31 - 1. Empty when the layer fits.
+// The CUDA kernels' grid (generators/schedules/gpu_schedule.h, default knobs: blocks of 32 along
+// the thread axis, 16 along the tile axis): grid x the thread-axis blocks times q1, grid y the
+// tile-axis blocks times q2, grid z groups times batch; y and z at most 65535, x at most 2^31 - 1.
+// Phases make the kernels' extents smaller than the layer's; this bounds them by the layer's.
+// Empty when the layer fits.
 std::string cuda_grid_problem(const detail::OpGeometry &g, const std::vector<int64_t> &out_spatial) {
     const bool nxc = g.data_format == DataFormat::NXC;
+    const size_t d = out_spatial.size();
     const int64_t width = out_spatial.back();
     const int64_t a = nxc ? g.c_out : width, b = nxc ? width : g.c_out;
-    int64_t rest = g.groups * g.n;
-    for (size_t i = 0; i + 1 < out_spatial.size(); i++) rest *= out_spatial[i];
-    if ((a + 31) / 32 > 65535) {
-        return std::string(nxc ? "output channels per group " : "innermost output extent ") + std::to_string(a) +
-               " exceeds the CUDA kernels' grid (at most 2097120)";
+    const int64_t q1 = d >= 2 ? out_spatial[d - 2] : 1, q2 = d >= 3 ? out_spatial[d - 3] : 1;
+    const auto blocks = [](int64_t n, int64_t per) { return (n + per - 1) / per; };
+    const auto axis_name = [&](bool thread_axis) {
+        return std::string(nxc == thread_axis ? "output channels per group " : "innermost output extent ");
+    };
+    if (blocks(a, 32) * q1 > INT32_MAX) {
+        return axis_name(true) + std::to_string(a) + (d >= 2 ? " times the next output extent " + std::to_string(q1) : "") +
+               " exceeds the CUDA kernels' grid x (at most 2147483647 blocks of 32)";
     }
-    if ((b + 15) / 16 > 65535) {
-        return std::string(nxc ? "innermost output extent " : "output channels per group ") + std::to_string(b) +
-               " exceeds the CUDA kernels' grid (at most 1048560)";
+    if (blocks(b, 16) * q2 > 65535) {
+        return axis_name(false) + std::to_string(b) + (d >= 3 ? " times the outermost output extent " + std::to_string(q2) : "") +
+               " exceeds the CUDA kernels' grid y (at most 65535 blocks of 16)";
     }
-    if (rest > INT32_MAX) {
-        return "the product of batch, groups and outer output extents " + std::to_string(rest) +
-               " exceeds the CUDA kernels' grid (at most 2147483647)";
+    if (g.groups * g.n > 65535) {
+        return "groups " + std::to_string(g.groups) + " times batch " + std::to_string(g.n) +
+               " exceeds the CUDA kernels' grid z (at most 65535)";
     }
     return "";
 }
@@ -617,15 +647,7 @@ void run_cuda(const Plan::Impl &p, const ConstTensorView &input, const ConstTens
     halide_dimension_t in_dims[6], w_dims[6], out_dims[6];
     auto dd = [&](int logical) { return data_dim(fmt, rank, logical); };
     auto fd = [&](int logical) { return filter_dim(p.channel_major, rank, logical); };
-    set_dim(in_dims[dd(rank)], 0, geo.c_in, in_nc[1]);
-    set_dim(in_dims[dd(rank + 1)], 0, geo.groups, geo.c_in * in_nc[1]);
-    set_dim(in_dims[dd(rank + 2)], 0, geo.n, in_nc[0]);
-    set_dim(w_dims[fd(rank)], 0, geo.c_out, w_co);
-    set_dim(w_dims[fd(rank + 1)], 0, geo.c_in, w_ci);
-    set_dim(w_dims[fd(rank + 2)], 0, geo.groups, w_g);
-    set_dim(out_dims[dd(rank)], 0, geo.c_out, out_nc[1]);
-    set_dim(out_dims[dd(rank + 1)], 0, geo.groups, geo.c_out * out_nc[1]);
-    set_dim(out_dims[dd(rank + 2)], 0, geo.n, out_nc[0]);
+    set_channel_dims(geo, p.channel_major, in_nc, out_nc, {w_co, w_ci, w_g}, in_dims, w_dims, out_dims);
 
     // Views on device memory: `device` is the address of the view's first element.
     auto device_view = [&](halide_buffer_t &b, uint64_t address, halide_dimension_t *d, int n) {
@@ -847,6 +869,8 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
              std::any_of(hi.begin(), hi.end(), [](int64_t v) { return v > 0; }))) {
             impl->border_lo = lo;
             impl->border_hi = hi;
+            const auto positive = [](int64_t v) { return v > 0; };
+            impl->border_copy = std::any_of(lo.begin(), lo.end(), positive) || std::any_of(hi.begin(), hi.end(), positive);
             if (interleave) impl->interleaved_kernel = ik;
         }
     }
@@ -937,9 +961,7 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
     }
     const bool bordered = !p.border_lo.empty();
     BorderedInput bordered_copy;
-    const bool margins = std::any_of(p.border_lo.begin(), p.border_lo.end(), [](int64_t v) { return v > 0; }) ||
-                         std::any_of(p.border_hi.begin(), p.border_hi.end(), [](int64_t v) { return v > 0; });
-    if (margins) {
+    if (p.border_copy) {
         bordered_copy = bordered_input((const uint8_t *)in_data, in_st, p.input_shape, p.border_lo, p.border_hi, elem);
         in_data = bordered_copy.data.data();
         in_st = bordered_copy.strides;
@@ -952,16 +974,7 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
     halide_dimension_t in_dims[6], w_dims[6], out_dims[6];
     auto dd = [&](int logical) { return data_dim(fmt, rank, logical); };
     auto fd = [&](int logical) { return filter_dim(p.channel_major, rank, logical); };
-    // Non-spatial axes (the same for every call).
-    set_dim(in_dims[dd(rank)], 0, geo.c_in, in_nc[1]);
-    set_dim(in_dims[dd(rank + 1)], 0, geo.groups, geo.c_in * in_nc[1]);
-    set_dim(in_dims[dd(rank + 2)], 0, geo.n, in_nc[0]);
-    set_dim(w_dims[fd(rank)], 0, geo.c_out, packed.co);
-    set_dim(w_dims[fd(rank + 1)], 0, geo.c_in, packed.ci);
-    set_dim(w_dims[fd(rank + 2)], 0, geo.groups, packed.g);
-    set_dim(out_dims[dd(rank)], 0, geo.c_out, out_nc[1]);
-    set_dim(out_dims[dd(rank + 1)], 0, geo.groups, geo.c_out * out_nc[1]);
-    set_dim(out_dims[dd(rank + 2)], 0, geo.n, out_nc[0]);
+    set_channel_dims(geo, p.channel_major, in_nc, out_nc, {packed.co, packed.ci, packed.g}, in_dims, w_dims, out_dims);
 
     auto make_buffers = [&](halide_buffer_t &in_buf, halide_buffer_t &w_buf, halide_buffer_t &out_buf,
                             const uint8_t *w_base, uint8_t *out_base) {

@@ -9,11 +9,14 @@
 //   - channel-major accumulators (channels-last data): threads over output channels (coalesced
 //     weight loads and output stores; the input value is the same for the warp), `q_tile`
 //     positions per thread.
-// A block is threads_x threads along the thread axis times threads_y along the tile axis; every
-// other axis (outer positions, groups, batch, and the tile indices) is fused into the one block
-// index, grid x, the only grid dimension CUDA lets exceed 65535; grid y counts tiles of threads_x
-// along the thread axis, grid z tiles of threads_y x tile along the tile axis (each at most
-// 65535: the dispatcher checks, runtime/plan.cpp).
+// A block is threads_x threads along the thread axis times threads_y along the tile axis. The grid:
+//   x: the blocks along the thread axis, fused with the next output axis q1 (rank >= 2);
+//   y: the blocks along the tile axis, fused with q2 (rank 3);
+//   z: groups fused with batch.
+// Only grid x may exceed 65535 (the dispatcher checks y and z, runtime/plan.cpp). Each grid axis
+// fuses at most two loops on purpose: Halide 14's bounds inference loses the exact position of
+// the inner variable of a fuse of a fused loop (its `%` of a `%`), so a thread's accumulator would
+// span that whole axis and the bound_extent below would trap on the GPU.
 //
 // Extents are arbitrary: thread splits are guarded (TailStrategy::GuardWithIf); the register tile
 // is specialised on the tile axis holding at least a tile (ShiftInwards: a short last tile
@@ -50,14 +53,10 @@ inline void schedule_gpu(ConvStages &p, Halide::OutputImageParam out_param, Sche
     const Expr b_extent = p.channel_major ? width : channels;
     const int tile = p.channel_major ? sp.q_tile : sp.co_tile;
 
-    Var ao("ao"), tx("tx"), bo("bo"), bi("bi"), boo("boo"), ty("ty"), block("block");
+    Var ao("ao"), tx("tx"), bo("bo"), bi("bi"), boo("boo"), ty("ty"), gx("gx"), gy("gy"), gz("gz");
 
-    // Remaining axes of the output, innermost first: the outer positions, then the channel /
-    // group axes not already used, then batch. (`a` and `b` are q0 and co in either order.)
-    std::vector<VarOrRVar> rest;
-    for (int i = 1; i < rank; i++) rest.push_back(p.q[i]);
-    rest.push_back(p.g);
-    rest.push_back(p.n);
+    // Outer positions, innermost first: q1 joins grid x, q2 grid y.
+    std::vector<Var> outer(p.q.begin() + 1, p.q.end());
 
     // `tiled`: the tile axis split into register tiles of `tile` (else one element per thread).
     auto schedule_out = [&](Stage s, bool tiled) {
@@ -68,24 +67,21 @@ inline void schedule_gpu(ConvStages &p, Halide::OutputImageParam out_param, Sche
         } else {
             s.split(b, boo, ty, sp.threads_y, TailStrategy::GuardWithIf);
         }
+        // Loop order, innermost first: [bi] tx ty | ao [q1] | boo [q2] | g n (fused pairs adjacent).
         std::vector<VarOrRVar> order;
         if (tiled) order.push_back(bi);
-        order.push_back(tx);
-        order.push_back(ty);
-        order.push_back(ao);
+        order.insert(order.end(), {tx, ty, ao});
+        if (rank >= 2) order.push_back(outer[0]);
         order.push_back(boo);
-        order.insert(order.end(), rest.begin(), rest.end());
+        if (rank >= 3) order.push_back(outer[1]);
+        order.insert(order.end(), {p.g, p.n});
         s.reorder(order);
-        // The remaining axes fused into one block index (grid x, which may exceed 65535).
-        Var cur("blk0");
-        s.fuse(rest[0], rest[1], cur);
-        for (size_t i = 2; i < rest.size(); i++) {
-            Var next("blk" + std::to_string(i - 1));
-            s.fuse(cur, rest[i], next);
-            cur = next;
-        }
-        s.rename(cur, block);
-        s.gpu_blocks(block, ao, boo);
+        if (rank >= 2) s.fuse(ao, outer[0], gx);
+        else s.rename(ao, gx);
+        if (rank >= 3) s.fuse(boo, outer[1], gy);
+        else s.rename(boo, gy);
+        s.fuse(p.g, p.n, gz);
+        s.gpu_blocks(gx, gy, gz);
         s.gpu_threads(tx, ty);
         if (tiled) s.unroll(bi);
     };
@@ -97,9 +93,10 @@ inline void schedule_gpu(ConvStages &p, Halide::OutputImageParam out_param, Sche
     // The accumulator: per thread, in registers; the tile axis innermost and unrolled, then the
     // input channels, then the taps.
     p.acc.compute_at(p.out, tx).store_in(MemoryType::Register);
-    // Bounds inference does not see through the fused block index (it cannot find a constant
-    // size for the accumulator); each thread needs exactly one point of the fused axes.
-    for (const VarOrRVar &v : rest) p.acc.bound_extent(v.var, 1);
+    // Each thread needs exactly one point of the axes fused into the grid; saying so gives the
+    // accumulator a constant size (bounds inference proves it, see the grid above).
+    for (const Var &v : outer) p.acc.bound_extent(v, 1);
+    p.acc.bound_extent(p.g, 1).bound_extent(p.n, 1);
     std::vector<VarOrRVar> order = {b, a, p.r[rank]};
     for (int i = 0; i < rank; i++) order.push_back(p.r[i]);
     for (int i = 1; i < rank; i++) order.push_back(p.q[i]);

@@ -33,6 +33,7 @@
 // creation and may be run concurrently on different buffers.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -100,6 +101,31 @@ struct ExecOptions {
 bool cuda_available();
 // Why not (empty when cuda_available()), e.g. "libcuda.so.1 not found: ...".
 std::string cuda_unavailable_reason();
+
+// Device memory in the context CUDA plans use, for callers without a CUDA toolkit of their own
+// (the command line's `bench --target cuda` keeps its tensors on the GPU with it). Its data()
+// goes into views with Memory::CudaDevice. Throws Error(Unsupported) when CUDA is unavailable,
+// Error(TooLarge) when the GPU cannot allocate `bytes`, Error(InvalidArgument) for a copy larger
+// than the buffer, Error(Kernel) when the driver fails a copy.
+class CudaBuffer {
+public:
+    explicit CudaBuffer(size_t bytes);
+    ~CudaBuffer();
+    CudaBuffer(CudaBuffer &&other) noexcept;
+    CudaBuffer &operator=(CudaBuffer &&other) noexcept;
+    CudaBuffer(const CudaBuffer &) = delete;
+    CudaBuffer &operator=(const CudaBuffer &) = delete;
+
+    void *data() const { return reinterpret_cast<void *>(static_cast<uintptr_t>(address_)); }
+    size_t size() const { return bytes_; }
+    // Host -> device and device -> host copies of the first `bytes` of the buffer (synchronous).
+    void upload(const void *host, size_t bytes);
+    void download(void *host, size_t bytes) const;
+
+private:
+    uint64_t address_ = 0;
+    size_t bytes_ = 0;
+};
 
 // ---------------------------------------------------------------- tensors
 

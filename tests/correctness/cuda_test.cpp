@@ -16,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <mutex>
 #include <thread>
 
 namespace {
@@ -281,6 +282,17 @@ TEST_F(CudaUnavailable, PlanAndOneShotThrowAndLeaveTheOutput) {
     EXPECT_EQ(out.payload(), before);
     EXPECT_EQ(fout.payload(), fbefore);
     EXPECT_TRUE(out.guards_intact());
+}
+
+// CudaBuffer refuses to exist without a GPU, naming the reason.
+TEST_F(CudaUnavailable, CudaBufferIsRefused) {
+    try {
+        deconv::CudaBuffer b(1024);
+        FAIL() << "a CudaBuffer was allocated without a GPU";
+    } catch (const deconv::Error &e) {
+        EXPECT_EQ(e.kind(), ErrorKind::Unsupported);
+        EXPECT_THAT(e.what(), HasSubstr(expected_text()));
+    }
 }
 
 // The opt-in fallback: a CPU plan that says why, computes the reference's numbers, and refuses
@@ -668,6 +680,8 @@ TEST(CudaGpuPlan, ConcurrentRuns) {
     const auto plan = deconv::Plan::create(Op::GroupConvolutionBackpropData, t, l.p.input_shape, l.p.filter_shape,
                                            deconv_test::to_lib_attrs(l.p), std::nullopt, ExecOptions{Device::CUDA});
     std::atomic<int> bad{0};
+    std::mutex m;
+    std::string first_error;
     std::vector<std::thread> threads;
     for (int k = 0; k < 4; k++) {
         threads.emplace_back([&] {
@@ -675,13 +689,68 @@ TEST(CudaGpuPlan, ConcurrentRuns) {
                 Buffer in(t, l.p.input_shape), w(t, l.p.filter_shape), out(t, ref.shape.output_shape);
                 deconv_test::fill(in, l.input);
                 deconv_test::fill(w, l.filter);
-                plan.run(in.data(), w.data(), out.data());
-                if (!deconv_test::compare_to_reference(t, deconv_test::read_all(out), ref)) bad++;
+                try {  // an exception must not leave a thread (it would end the whole test binary)
+                    plan.run(in.data(), w.data(), out.data());
+                    if (!deconv_test::compare_to_reference(t, deconv_test::read_all(out), ref)) bad++;
+                } catch (const std::exception &e) {
+                    bad++;
+                    std::lock_guard<std::mutex> lock(m);
+                    if (first_error.empty()) first_error = e.what();
+                }
             }
         });
     }
     for (auto &th : threads) th.join();
-    EXPECT_EQ(bad.load(), 0);
+    EXPECT_EQ(bad.load(), 0) << first_error;
+}
+
+// CudaBuffer: a round trip through the GPU, and copies larger than the buffer refused.
+TEST(CudaGpuBuffer, RoundTripAndOversizedCopies) {
+    SKIP_WITHOUT_GPU();
+    std::vector<uint8_t> src(1 << 20), back(1 << 20, 0);
+    for (size_t i = 0; i < src.size(); i++) src[i] = static_cast<uint8_t>(i * 131 + 7);
+    deconv::CudaBuffer b(src.size());
+    EXPECT_EQ(b.size(), src.size());
+    EXPECT_NE(b.data(), nullptr);
+    b.upload(src.data(), src.size());
+    b.download(back.data(), back.size());
+    EXPECT_EQ(back, src);
+    try {
+        b.upload(src.data(), src.size() + 1);
+        FAIL() << "an oversized upload was accepted";
+    } catch (const deconv::Error &e) {
+        EXPECT_EQ(e.kind(), ErrorKind::InvalidArgument);
+        EXPECT_THAT(e.what(), HasSubstr("1048577 bytes do not fit a buffer of 1048576"));
+    }
+    deconv::CudaBuffer moved(std::move(b));
+    EXPECT_EQ(moved.size(), src.size());
+    EXPECT_EQ(b.data(), nullptr);
+}
+
+// A layer beyond the kernels' grid (groups x batch over 65535 blocks on grid z) is refused
+// before it runs, naming the limit; with the fallback it runs on the CPU and says why.
+TEST(CudaGpuPlan, GridLimitRefusedNamingIt) {
+    SKIP_WITHOUT_GPU();
+    const DType t = DType::f32;
+    if (!deconv::has_kernel(Op::GroupConvolutionBackpropData, 1, t, DataFormat::NCX, Device::CUDA))
+        GTEST_SKIP() << "f32 1D has no CUDA kernel in this build";
+    const std::vector<int64_t> in_shape = {2, 40000, 3}, w_shape = {40000, 1, 1, 2};
+    deconv::Attributes attrs;
+    attrs.strides = {2};
+    attrs.pads_begin = attrs.pads_end = {0};
+    attrs.dilations = {1};
+    try {
+        deconv::Plan::create(Op::GroupConvolutionBackpropData, t, in_shape, w_shape, attrs, std::nullopt,
+                             ExecOptions{Device::CUDA, false});
+        FAIL() << "a plan beyond the CUDA grid was created";
+    } catch (const deconv::Error &e) {
+        EXPECT_EQ(e.kind(), ErrorKind::TooLarge);
+        EXPECT_THAT(e.what(), HasSubstr("groups 40000 times batch 2 exceeds the CUDA kernels' grid z"));
+    }
+    const auto plan = deconv::Plan::create(Op::GroupConvolutionBackpropData, t, in_shape, w_shape, attrs,
+                                           std::nullopt, ExecOptions{Device::CUDA, true});
+    EXPECT_EQ(plan.device(), Device::CPU);
+    EXPECT_THAT(plan.fallback_reason(), HasSubstr("grid z"));
 }
 
 }  // namespace
