@@ -71,9 +71,11 @@ CudaState probe() {
     }
     Driver d;
     bool missing = false;
-    auto sym = [&](auto &fn, const char *name) {
+    // The probe's calls are required; the memory calls (CudaBuffer) are looked up only, so a
+    // driver without them still runs kernels.
+    auto sym = [&](auto &fn, const char *name, bool required = true) {
         fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
-        if (!fn && !missing) {
+        if (!fn && required && !missing) {
             missing = true;
             s.reason = std::string("libcuda has no ") + name;
         }
@@ -84,16 +86,13 @@ CudaState probe() {
     sym(d.cuDeviceGet, "cuDeviceGet");
     sym(d.cuDeviceGetName, "cuDeviceGetName");
     sym(d.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+    sym(d.cuCtxPushCurrent, "cuCtxPushCurrent_v2", false);
+    sym(d.cuCtxPopCurrent, "cuCtxPopCurrent_v2", false);
+    sym(d.cuMemAlloc, "cuMemAlloc_v2", false);
+    sym(d.cuMemFree, "cuMemFree_v2", false);
+    sym(d.cuMemcpyHtoD, "cuMemcpyHtoD_v2", false);
+    sym(d.cuMemcpyDtoH, "cuMemcpyDtoH_v2", false);
     if (missing) return s;
-    auto optional_sym = [&](auto &fn, const char *name) {
-        fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
-    };
-    optional_sym(d.cuCtxPushCurrent, "cuCtxPushCurrent_v2");
-    optional_sym(d.cuCtxPopCurrent, "cuCtxPopCurrent_v2");
-    optional_sym(d.cuMemAlloc, "cuMemAlloc_v2");
-    optional_sym(d.cuMemFree, "cuMemFree_v2");
-    optional_sym(d.cuMemcpyHtoD, "cuMemcpyHtoD_v2");
-    optional_sym(d.cuMemcpyDtoH, "cuMemcpyDtoH_v2");
     if (CUresult r = d.cuInit(0)) {
         s.reason = driver_error(d, "cuInit", r);
         return s;

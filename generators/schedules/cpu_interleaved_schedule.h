@@ -14,6 +14,7 @@
 #pragma once
 
 #include "../phase_conv_algorithm.h"
+#include "cpu_parallel.h"
 #include "schedule_params.h"
 
 namespace deconv {
@@ -40,9 +41,9 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
     std::vector<Branch> branches = {
         {channels >= sp.co_tile && width >= qt, qt, sp.co_tile, lanes},
         {channels >= sp.co_tile && width >= lanes, lanes, sp.co_tile, lanes},
-        // Few channels (depthwise, RGB outputs): two vectors of positions, one channel; for
-        // s = 2 only (stride 8 x 2 vectors: Halide 14 stored those tiles one lane at a time).
-        {width >= 2 * lanes && 4 * stride <= accumulators, 2 * lanes, 1, lanes},
+        // Few channels (depthwise, RGB outputs): one vector of positions, one channel. (Two
+        // vectors per tile made Halide 14 store the tile one lane at a time, 48 vextractps per
+        // tile at s = 2, as at s = 8.)
         {width >= lanes, lanes, 1, lanes},
     };
     if (lanes > 4) {
@@ -75,8 +76,12 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
         order.push_back(p.g);
         order.push_back(p.n);
         s.reorder(order);
-        if (rank >= 2) s.parallel(p.q[rank - 1]);
-        else s.parallel(co_split ? coo : p.co);
+        if (rank >= 2) {
+            parallel_row_tasks(s, p.q[rank - 1], out_param.dim(rank).extent(), out_param.dim(rank + 2).extent(),
+                               out_param.dim(rank + 3).extent());
+        } else {
+            s.parallel(co_split ? coo : p.co);
+        }
         s.parallel(p.g).parallel(p.n);
         s.unroll(p.ph);
     };

@@ -9,10 +9,12 @@
 // Three specializations keep the general kernel correct for every shape while the common case
 // runs the tiled code: (1) enough channels and positions for a full tile, (2) few channels
 // (depthwise, RGB outputs): vectorize positions only, (3) tiny rows: scalar.
-// Parallelism: rows of the outermost spatial axis (1D: channel tiles x groups x batch).
+// Parallelism: tasks of rows of the outermost spatial axis (cpu_parallel.h), groups and batch
+// (1D: channel tiles x groups x batch).
 #pragma once
 
 #include "../conv_stages.h"
+#include "cpu_parallel.h"
 #include "schedule_params.h"
 
 namespace deconv {
@@ -56,8 +58,12 @@ inline void schedule_cpu(ConvStages &p, Halide::OutputImageParam out_param, cons
         s.reorder(order);
         // Nested parallel loops rather than one fused loop: bounds inference cannot see through
         // a fused loop, and the accumulator tile must keep constant bounds.
-        if (rank >= 2) s.parallel(p.q[rank - 1]);
-        else s.parallel(co_split ? coo : p.co);
+        if (rank >= 2) {
+            parallel_row_tasks(s, p.q[rank - 1], out_param.dim(rank - 1).extent(), out_param.dim(rank + 1).extent(),
+                               out_param.dim(rank + 2).extent());
+        } else {
+            s.parallel(co_split ? coo : p.co);
+        }
         s.parallel(p.g).parallel(p.n);
     };
 

@@ -11,8 +11,6 @@
 #include "check.h"
 #include "layout_support.h"
 
-#include <dlfcn.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -366,70 +364,16 @@ TEST_F(CudaUnavailable, RepeatedConcurrentFailuresAreCheap) {
 
 // ---------------------------------------------------------------- with a GPU
 
-// The driver calls the device-pointer tests need (the library itself uses Halide's runtime).
-struct TestDriver {
-    int (*cuInit)(unsigned) = nullptr;
-    int (*cuDeviceGet)(int *, int) = nullptr;
-    int (*cuDevicePrimaryCtxRetain)(void **, int) = nullptr;
-    int (*cuCtxSetCurrent)(void *) = nullptr;
-    int (*cuMemAlloc)(uint64_t *, size_t) = nullptr;
-    int (*cuMemFree)(uint64_t) = nullptr;
-    int (*cuMemcpyHtoD)(uint64_t, const void *, size_t) = nullptr;
-    int (*cuMemcpyDtoH)(void *, uint64_t, size_t) = nullptr;
-    bool ok = false;
-
-    static TestDriver &get() {
-        static TestDriver d = [] {
-            TestDriver t;
-            void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
-            if (!lib) return t;
-            auto sym = [&](auto &fn, const char *name) {
-                fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
-                return fn != nullptr;
-            };
-            const bool all = sym(t.cuInit, "cuInit") && sym(t.cuDeviceGet, "cuDeviceGet") &&
-                             sym(t.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain") &&
-                             sym(t.cuCtxSetCurrent, "cuCtxSetCurrent") && sym(t.cuMemAlloc, "cuMemAlloc_v2") &&
-                             sym(t.cuMemFree, "cuMemFree_v2") && sym(t.cuMemcpyHtoD, "cuMemcpyHtoD_v2") &&
-                             sym(t.cuMemcpyDtoH, "cuMemcpyDtoH_v2");
-            if (!all || t.cuInit(0) != 0) return t;
-            int ordinal = 0;
-            if (const char *env = std::getenv("HL_GPU_DEVICE")) ordinal = std::atoi(env);
-            int dev = 0;
-            void *ctx = nullptr;
-            if (t.cuDeviceGet(&dev, ordinal) != 0 || t.cuDevicePrimaryCtxRetain(&ctx, dev) != 0) return t;
-            t.ctx = ctx;
-            t.ok = true;
-            return t;
-        }();
-        return d;
-    }
-    // Makes the primary context (the library's) current on the calling thread.
-    void bind() const {
-        if (ok) EXPECT_EQ(cuCtxSetCurrent(ctx), 0);
-    }
-    void *ctx = nullptr;
-};
-
-// Device memory holding a copy of a host Buffer's payload (gaps of strided views included).
+// Device memory holding a copy of a host Buffer's payload (gaps of strided views included),
+// through the library's CudaBuffer (itself checked by CudaGpuBuffer.RoundTripAndOversizedCopies).
 struct DeviceCopy {
-    uint64_t ptr = 0;
-    size_t bytes = 0;
-    explicit DeviceCopy(const Buffer &b) : bytes(static_cast<size_t>(b.count) * b.elem()) {
-        TestDriver &d = TestDriver::get();
-        d.bind();
-        EXPECT_EQ(d.cuMemAlloc(&ptr, bytes ? bytes : 1), 0);
-        if (bytes) EXPECT_EQ(d.cuMemcpyHtoD(ptr, b.data(), bytes), 0);
+    size_t bytes;
+    deconv::CudaBuffer buf;
+    explicit DeviceCopy(const Buffer &b) : bytes(static_cast<size_t>(b.count) * b.elem()), buf(bytes) {
+        buf.upload(b.data(), bytes);
     }
-    void download(Buffer &b) const {
-        TestDriver::get().bind();
-        if (bytes) EXPECT_EQ(TestDriver::get().cuMemcpyDtoH(b.data(), ptr, bytes), 0);
-    }
-    ~DeviceCopy() {
-        TestDriver::get().bind();
-        if (ptr) TestDriver::get().cuMemFree(ptr);
-    }
-    void *as_pointer() const { return reinterpret_cast<void *>(static_cast<uintptr_t>(ptr)); }
+    void download(Buffer &b) const { buf.download(b.data(), bytes); }
+    void *as_pointer() const { return buf.data(); }
 };
 
 enum class Path { HostDense, HostStrided, DeviceDense, DeviceStrided };
@@ -507,6 +451,35 @@ const char *path_name(Path p) {
     return r;
 }
 
+// One problem on CUDA in both data formats, each through one of the four paths in turn (picked
+// by `index`), against the reference; returns the failures, reporting the first few.
+int check_both_formats(Op op, DType t, const std::vector<int64_t> &in_shape_ncx, const std::vector<int64_t> &w_shape,
+                       deconv::Attributes attrs, const std::optional<std::vector<int64_t>> &output_shape,
+                       const std::vector<double> &x, const std::vector<double> &w, const deconv_ref::Result &ref_ncx,
+                       int index, const std::string &what, int already_failed) {
+    int failed = 0;
+    for (DataFormat f : {DataFormat::NCX, DataFormat::NXC}) {
+        attrs.data_format = f;
+        const auto in_shape = deconv_test::shape_in(f, in_shape_ncx);
+        const auto xin = f == DataFormat::NXC ? deconv_test::ncx_to_nxc(x, in_shape_ncx) : x;
+        const Path path = static_cast<Path>((index + (f == DataFormat::NXC)) % 4);
+        std::string error;
+        try {
+            const auto plan =
+                deconv::Plan::create(op, t, in_shape, w_shape, attrs, output_shape, ExecOptions{Device::CUDA, false});
+            EXPECT_EQ(plan.device(), Device::CUDA);
+            const auto r = run_path(plan, t, in_shape, w_shape, xin, w, deconv_test::result_in(f, ref_ncx), path,
+                                    static_cast<uint32_t>(index));
+            if (!r) error = r.message();
+        } catch (const deconv::Error &e) {
+            error = e.what();
+        }
+        if (!error.empty() && already_failed + ++failed <= 10)
+            ADD_FAILURE() << "case #" << index << " " << what << " " << deconv::data_format_name(f) << ": " << error;
+    }
+    return failed;
+}
+
 struct GpuShard {
     DType dtype;
     int rank;
@@ -535,7 +508,6 @@ TEST_P(CudaGpuBackprop, MatchesReference) {
     const int rank = GetParam().rank;
     if (!deconv::has_kernel(Op::GroupConvolutionBackpropData, rank, t, DataFormat::NCX, Device::CUDA))
         GTEST_SKIP() << deconv::dtype_name(t) << " rank " << rank << " has no CUDA kernel in this build";
-    ASSERT_TRUE(TestDriver::get().ok) << "the test's own driver calls failed";
     int failed = 0, zero_phase_cases = 0;
     for (int i = 0; i < 60; i++) {
         const deconv_test::GenCase c = deconv_test::make_case(t, rank, i);
@@ -545,27 +517,9 @@ TEST_P(CudaGpuBackprop, MatchesReference) {
                 break;
             }
         const deconv_ref::Result ref_ncx = deconv_ref::compute(c.p, c.input, c.filter);
-        for (DataFormat f : {DataFormat::NCX, DataFormat::NXC}) {
-            auto attrs = deconv_test::to_lib_attrs(c.p);
-            attrs.data_format = f;
-            const auto in_shape = deconv_test::shape_in(f, c.p.input_shape);
-            const auto in_values =
-                f == DataFormat::NXC ? deconv_test::ncx_to_nxc(c.input, c.p.input_shape) : c.input;
-            const auto ref = deconv_test::result_in(f, ref_ncx);
-            const Path path = static_cast<Path>((i + (f == DataFormat::NXC)) % 4);
-            try {
-                const auto plan = deconv::Plan::create(deconv_test::lib_op(c.p), t, in_shape, c.p.filter_shape, attrs,
-                                                       c.p.output_shape, ExecOptions{Device::CUDA, false});
-                EXPECT_EQ(plan.device(), Device::CUDA);
-                const auto r = run_path(plan, t, in_shape, c.p.filter_shape, in_values, c.filter, ref, path,
-                                        static_cast<uint32_t>(c.seed));
-                if (!r && ++failed <= 10)
-                    ADD_FAILURE() << "case #" << i << " " << deconv_test::describe(c) << " "
-                                  << deconv::data_format_name(f) << ": " << r.message();
-            } catch (const deconv::Error &e) {
-                if (++failed <= 10) ADD_FAILURE() << "case #" << i << " " << deconv_test::describe(c) << ": " << e.what();
-            }
-        }
+        failed += check_both_formats(deconv_test::lib_op(c.p), t, c.p.input_shape, c.p.filter_shape,
+                                     deconv_test::to_lib_attrs(c.p), c.p.output_shape, c.input, c.filter, ref_ncx, i,
+                                     deconv_test::describe(c), failed);
     }
     EXPECT_EQ(failed, 0);
     EXPECT_GT(zero_phase_cases, 0) << "no case had a stride above its kernel (phases without taps)";
@@ -580,7 +534,6 @@ TEST(CudaGpuBackpropWide, TilesAndTails) {
     const DType t = DType::f32;
     if (!deconv::has_kernel(Op::GroupConvolutionBackpropData, 2, t, DataFormat::NCX, Device::CUDA))
         GTEST_SKIP() << "f32 2D has no CUDA kernel in this build";
-    ASSERT_TRUE(TestDriver::get().ok);
     // 37 output channels per group, rows of 70; stride 3 with kernel 2: one phase in three has no tap.
     deconv_ref::Problem p = problem(true, {2, 2 * 5, 4, 24}, {2, 5, 37, 2, 2}, {3, 3}, {0, 0},
                                                      {0, 1}, {1, 1}, {0, 0});
@@ -611,7 +564,6 @@ TEST_P(CudaGpuForward, MatchesReference) {
     const int rank = GetParam().rank;
     if (!deconv::has_kernel(Op::GroupConvolution, rank, t, DataFormat::NCX, Device::CUDA))
         GTEST_SKIP() << deconv::dtype_name(t) << " rank " << rank << " has no CUDA kernel in this build";
-    ASSERT_TRUE(TestDriver::get().ok);
     std::mt19937 rng(1000 + 10 * rank + static_cast<int>(t));
     auto ri = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
     int failed = 0;
@@ -640,29 +592,14 @@ TEST_P(CudaGpuForward, MatchesReference) {
         const auto x = deconv_test::random_values(t, deconv_ref::product(p.input_shape), rng);
         const auto w = deconv_test::random_values(t, deconv_ref::product(p.filter_shape), rng);
         const auto ref_ncx = deconv_ref::compute_forward(p, x, w);
-        for (DataFormat f : {DataFormat::NCX, DataFormat::NXC}) {
-            deconv::Attributes attrs;
-            attrs.strides = p.strides;
-            attrs.dilations = p.dilations;
-            attrs.pads_begin = p.pads_begin;
-            attrs.pads_end = p.pads_end;
-            attrs.auto_pad = deconv_test::to_lib(p.auto_pad);
-            attrs.data_format = f;
-            const auto in_shape = deconv_test::shape_in(f, p.input_shape);
-            const auto xin = f == DataFormat::NXC ? deconv_test::ncx_to_nxc(x, p.input_shape) : x;
-            const Path path = static_cast<Path>((i + (f == DataFormat::NXC)) % 4);
-            try {
-                const auto plan = deconv::Plan::create(Op::GroupConvolution, t, in_shape, p.filter_shape, attrs,
-                                                       std::nullopt, ExecOptions{Device::CUDA, false});
-                const auto r = run_path(plan, t, in_shape, p.filter_shape, xin, w, deconv_test::result_in(f, ref_ncx),
-                                        path, static_cast<uint32_t>(i));
-                if (!r && ++failed <= 10)
-                    ADD_FAILURE() << "case #" << i << " " << deconv_ref::describe(p) << " "
-                                  << deconv::data_format_name(f) << ": " << r.message();
-            } catch (const deconv::Error &e) {
-                if (++failed <= 10) ADD_FAILURE() << "case #" << i << " " << deconv_ref::describe(p) << ": " << e.what();
-            }
-        }
+        deconv::Attributes attrs;
+        attrs.strides = p.strides;
+        attrs.dilations = p.dilations;
+        attrs.pads_begin = p.pads_begin;
+        attrs.pads_end = p.pads_end;
+        attrs.auto_pad = deconv_test::to_lib(p.auto_pad);
+        failed += check_both_formats(Op::GroupConvolution, t, p.input_shape, p.filter_shape, attrs, std::nullopt, x, w,
+                                     ref_ncx, i, deconv_ref::describe(p), failed);
     }
     EXPECT_EQ(failed, 0);
 }
