@@ -624,7 +624,9 @@ TEST(InterleavedPhases, StridesTwoAndEightEveryPadKernelAndTail) {
                 for (int64_t k : {1, 2, 3, 5, 16, 17})
                     for (int64_t pb : {int64_t(0), int64_t(1), s - 1, s + 3})
                         for (int64_t tail : {int64_t(0), int64_t(1), s - 1}) {
-                            const int64_t x = 2 + pb + (k + tail) % 7, co = 1 + (k + tail) % 12, ci = 1 + pb % 3;
+                            // Half the rows wide enough for full-vector tiles of every dtype.
+                            const int64_t x = 2 + pb + (k + tail) % 7 + 16 * ((k + pb) % 2);
+                            const int64_t co = 1 + (k + tail) % 12, ci = 1 + pb % 3;
                             deconv_ref::Problem p;
                             p.grouped = true;
                             p.input_shape = {1, 2 * ci, x};
