@@ -86,6 +86,19 @@ inline deconv::Attributes to_lib_attrs(const deconv_ref::Problem &p) {
     return a;
 }
 
+// The library attributes of a forward (GroupConvolution) reference problem, in `format`.
+inline deconv::Attributes to_lib_attrs(const deconv_ref::ForwardProblem &p,
+                                       deconv::DataFormat format = deconv::DataFormat::NCX) {
+    deconv::Attributes a;
+    a.strides = p.strides;
+    a.pads_begin = p.pads_begin;
+    a.pads_end = p.pads_end;
+    a.dilations = p.dilations;
+    a.auto_pad = to_lib(p.auto_pad);
+    a.data_format = format;
+    return a;
+}
+
 // The reference problem of a library call (the inverse of to_lib_attrs); auto_pad and
 // output_shape are left to the caller.
 inline deconv_ref::Problem ref_problem(bool grouped, const std::vector<int64_t> &in_shape,

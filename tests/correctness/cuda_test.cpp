@@ -592,14 +592,9 @@ TEST_P(CudaGpuForward, MatchesReference) {
         const auto x = deconv_test::random_values(t, deconv_ref::product(p.input_shape), rng);
         const auto w = deconv_test::random_values(t, deconv_ref::product(p.filter_shape), rng);
         const auto ref_ncx = deconv_ref::compute_forward(p, x, w);
-        deconv::Attributes attrs;
-        attrs.strides = p.strides;
-        attrs.dilations = p.dilations;
-        attrs.pads_begin = p.pads_begin;
-        attrs.pads_end = p.pads_end;
-        attrs.auto_pad = deconv_test::to_lib(p.auto_pad);
-        failed += check_both_formats(Op::GroupConvolution, t, p.input_shape, p.filter_shape, attrs, std::nullopt, x, w,
-                                     ref_ncx, i, deconv_ref::describe(p), failed);
+        failed += check_both_formats(Op::GroupConvolution, t, p.input_shape, p.filter_shape,
+                                     deconv_test::to_lib_attrs(p), std::nullopt, x, w, ref_ncx, i,
+                                     deconv_ref::describe(p), failed);
     }
     EXPECT_EQ(failed, 0);
 }

@@ -38,17 +38,6 @@ constexpr deconv::Op kOp = deconv::Op::GroupConvolution;
 
 const char *fmt_str(DataFormat f) { return f == DataFormat::NXC ? "nxc" : "ncx"; }
 
-deconv::Attributes fwd_attrs(const ForwardProblem &p, DataFormat f) {
-    deconv::Attributes a;
-    a.strides = p.strides;
-    a.pads_begin = p.pads_begin;
-    a.pads_end = p.pads_end;
-    a.dilations = p.dilations;
-    a.auto_pad = deconv_test::to_lib(p.auto_pad);
-    a.data_format = f;
-    return a;
-}
-
 // Sum of a[i] * b[i] over two equally long buffers, in long double (the tolerance notes of the
 // adjoint test count this accumulation as exact; its error is far below theirs).
 long double dot(const Buffer &a, const Buffer &b) {
@@ -275,7 +264,7 @@ std::string describe(const FwdCase &c) {
     const auto in_shape = shape_in(c.format, p.input_shape);
     const auto &out_shape = ref.shape.output_shape;
     const auto in_vals = nxc ? ncx_to_nxc(c.input, p.input_shape) : c.input;
-    const auto attrs = fwd_attrs(p, c.format);
+    const auto attrs = deconv_test::to_lib_attrs(p, c.format);
     auto fail = [&]() { return ::testing::AssertionFailure() << describe(c) << "\n  "; };
     try {
         const deconv::ShapeInfo info = deconv::infer_shape(kOp, in_shape, p.filter_shape, attrs);
@@ -466,7 +455,7 @@ TEST_P(ForwardConformance, MatchesExpectedAndReference) {
     Buffer in(t, in_shape), out(t, out_shape);
     deconv_test::fill(in, f == DataFormat::NXC ? ncx_to_nxc(st_in, p.input_shape) : st_in);
     out.fill_bytes(0xCD);
-    const auto attrs = fwd_attrs(p, f);
+    const auto attrs = deconv_test::to_lib_attrs(p, f);
     try {
         const deconv::ShapeInfo info = deconv::infer_shape(kOp, in_shape, p.filter_shape, attrs);
         ASSERT_EQ(info.output_shape, out_shape);
@@ -688,7 +677,7 @@ TEST_P(ForwardAdjoint, MatchesBackprop) {
         const auto &xs = p.input_shape;
         const auto &ws = p.filter_shape;
         const int64_t G = ws[0], cout = ws[1], cin = ws[2];
-        const auto fattrs = fwd_attrs(p, f);
+        const auto fattrs = deconv_test::to_lib_attrs(p, f);
         try {
             const deconv::ShapeInfo info = deconv::infer_shape(kOp, shape_in(f, xs), ws, fattrs);
             // The forward output shape in NCX: [N, G*C_OUT, Y...].
@@ -1054,7 +1043,7 @@ TEST(ForwardPlan, MacsCountInRangeTerms) {
             try {
                 const auto plan = deconv::Plan::create(kOp, DType::f32,
                                                        shape_in(c.format, c.p.input_shape),
-                                                       c.p.filter_shape, fwd_attrs(c.p, c.format));
+                                                       c.p.filter_shape, deconv_test::to_lib_attrs(c.p, c.format));
                 EXPECT_EQ(plan.op(), kOp);
                 EXPECT_EQ(plan.dtype(), DType::f32);
                 if (plan.macs() != ref.macs && ++bad <= 5)
