@@ -297,6 +297,30 @@ inline void fill_strided(Buffer &b, const std::vector<int64_t> &shape,
         b.set(offset_of(static_cast<int64_t>(i), shape, strides), values[i]);
 }
 
+// Reads a strided output view back (its elements in logical order) and checks that the run left
+// every other element of the backing buffer as `before` (its payload before the run) held it.
+struct ViewReadback {
+    std::vector<double> values;
+    int64_t gap = -1;  // the first element outside the view that changed, or -1
+};
+inline ViewReadback read_strided(const Buffer &out, const std::vector<int64_t> &shape, const StridedLayout &l,
+                                 const std::vector<unsigned char> &before) {
+    ViewReadback r;
+    const int64_t n = deconv_ref::product(shape);
+    r.values.resize(static_cast<size_t>(n));
+    std::vector<char> used(static_cast<size_t>(l.span), 0);
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t off = offset_of(i, shape, l.strides);
+        r.values[static_cast<size_t>(i)] = out.get(off);
+        used[static_cast<size_t>(off)] = 1;
+    }
+    const auto after = out.payload();
+    const size_t es = out.elem();
+    for (int64_t e = 0; e < l.span && r.gap < 0; e++)
+        if (!used[static_cast<size_t>(e)] && std::memcmp(&after[e * es], &before[e * es], es) != 0) r.gap = e;
+    return r;
+}
+
 // Runs the case through the library the way c.api says and compares with the reference.
 inline ::testing::AssertionResult run_and_check(const GenCase &c) {
     const deconv_ref::Problem &p = c.p;
@@ -371,22 +395,11 @@ inline ::testing::AssertionResult run_and_check(const GenCase &c) {
         else
             run_free(p, iv, wv, ov);
         if (!out.guards_intact()) return fail() << "wrote outside the output buffer";
-        const int64_t n = deconv_ref::product(ref.shape.output_shape);
-        std::vector<double> got(static_cast<size_t>(n));
-        std::vector<char> used(static_cast<size_t>(lo.span), 0);
-        for (int64_t i = 0; i < n; i++) {
-            const int64_t off = offset_of(i, ref.shape.output_shape, lo.strides);
-            got[static_cast<size_t>(i)] = out.get(off);
-            used[static_cast<size_t>(off)] = 1;
-        }
-        const auto after = out.payload();
-        const size_t es = out.elem();
-        for (int64_t e = 0; e < lo.span; e++)
-            if (!used[static_cast<size_t>(e)] &&
-                std::memcmp(&after[e * es], &before[e * es], es) != 0)
-                return fail() << "wrote into a gap of the strided output view at element " << e
+        const auto read = read_strided(out, ref.shape.output_shape, lo, before);
+        if (read.gap >= 0)
+            return fail() << "wrote into a gap of the strided output view at element " << read.gap
                               << " (strides " << vec_str(lo.strides) << ")";
-        auto r = compare_to_reference(c.dtype, got, ref);
+        auto r = compare_to_reference(c.dtype, read.values, ref);
         if (!r)
             return fail() << (use_plan ? "Plan::run(views)" : "free function") << " in strides "
                           << vec_str(li.strides) << " w strides " << vec_str(lw.strides)

@@ -388,22 +388,11 @@ void run_free(const deconv::ConstTensorView &in, const deconv::ConstTensorView &
         else
             run_free(iv, wv, ov, c);
         if (!out.guards_intact()) return fail() << "wrote outside the output buffer";
-        const int64_t count = deconv_ref::product(out_shape);
-        std::vector<double> got(static_cast<size_t>(count));
-        std::vector<char> used(static_cast<size_t>(lo.span), 0);
-        for (int64_t i = 0; i < count; i++) {
-            const int64_t off = deconv_test::offset_of(i, out_shape, lo.strides);
-            got[static_cast<size_t>(i)] = out.get(off);
-            used[static_cast<size_t>(off)] = 1;
-        }
-        const auto after = out.payload();
-        const size_t es = out.elem();
-        for (int64_t i = 0; i < lo.span; i++)
-            if (!used[static_cast<size_t>(i)] &&
-                std::memcmp(&after[i * es], &before[i * es], es) != 0)
-                return fail() << "wrote into a gap of the strided output view at element " << i
+        const auto read = deconv_test::read_strided(out, out_shape, lo, before);
+        if (read.gap >= 0)
+            return fail() << "wrote into a gap of the strided output view at element " << read.gap
                               << " (strides " << vec_str(lo.strides) << ")";
-        auto r = deconv_test::compare_to_reference(c.dtype, got, e.result);
+        auto r = deconv_test::compare_to_reference(c.dtype, read.values, e.result);
         if (!r)
             return fail() << (use_plan ? "Plan::run(views)" : "free function") << " in strides "
                           << vec_str(li.strides) << " w strides " << vec_str(lw.strides)
