@@ -1,5 +1,7 @@
 // Plan: validates and resolves a layer once, then runs it on the AOT kernels: the backprop ops
 // as one kernel call per combination of stride phases, the forward op as one call.
+#include "bordered_input.h"
+#include "buffer_pool.h"
 #include "checked_math.h"
 #include "cuda_glue.h"
 #include "deconv/deconv.h"
@@ -9,6 +11,7 @@
 #include "messages.h"
 #include "op_geometry.h"
 #include "phase_decomposition.h"
+#include "tensor_copy.h"
 
 #include "HalideRuntime.h"
 #if defined(DECONV_HAVE_CUDA)
@@ -22,6 +25,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 namespace deconv {
@@ -41,12 +45,15 @@ struct Plan::Impl {
     const detail::KernelEntry *interior_kernel = nullptr;  // phases whose taps all read inside the input
     // The kernels vectorize output channels (and read the filter packed channel-major).
     bool channel_major = false;
-    // Position-vectorized backprop layers whose input is small enough run every phase on the
-    // interior kernel over a zero-bordered copy of the input (see bordered_input()): the bounded
-    // kernel's clamped vector reads compile to gathers. Margins per spatial axis, spec order;
+    // Backprop layers whose input is small enough (channel-vectorized ones, and position-
+    // vectorized ones with few output channels) run every phase on the interior kernel over a
+    // zero-bordered copy of the input (bordered_input.h): the bounded kernels' clamped reads
+    // compile to gathers or scalar loads behind selects. Margins per spatial axis, spec order;
     // empty when the layer reads the caller's input directly.
     std::vector<int64_t> border_lo, border_hi;
     bool border_copy = false;  // some margin is non-zero: each run copies the input into one
+    mutable detail::BufferPool bordered_pool;  // the copies' buffers, kept between runs
+    mutable detail::BufferPool output_pool;    // dense outputs of channels-last kernels (see run_cpu)
     // Bordered layers whose innermost axis has stride 2 or 8 (dilation 1) run all of its phases
     // together, stored as dense rows (deconv_phase_conv_interleaved); null otherwise.
     const detail::KernelEntry *interleaved_kernel = nullptr;
@@ -57,6 +64,10 @@ struct Plan::Impl {
     int64_t macs = 0;
     // f16 layers on x86 with F16C: the f32 plan of the same layer (see f16_conversion.h).
     std::shared_ptr<const Impl> via_f32;
+    // Channels-first backprop layers with many output channels: the same layer on channels-last
+    // data, whose kernels store whole channel vectors (see choose_via_channels_last). Runs
+    // transpose the input into it and its result back.
+    std::shared_ptr<const Impl> via_nxc;
 };
 
 namespace {
@@ -165,26 +176,6 @@ void check_fits_int32(const std::vector<int64_t> &values, const char *what) {
     }
 }
 
-// Copies a tensor between two strided layouts of the same shape, element by element in C order.
-void copy_strided(const uint8_t *src, const std::vector<int64_t> &src_st, uint8_t *dst,
-                  const std::vector<int64_t> &dst_st, const std::vector<int64_t> &shape, size_t elem) {
-    int64_t count = 1;
-    for (int64_t v : shape) count *= v;
-    std::vector<int64_t> idx(shape.size(), 0);
-    for (int64_t e = 0; e < count; e++) {
-        int64_t s = 0, d = 0;
-        for (size_t a = 0; a < idx.size(); a++) {
-            s += idx[a] * src_st[a];
-            d += idx[a] * dst_st[a];
-        }
-        std::memcpy(dst + d * (int64_t)elem, src + s * (int64_t)elem, elem);
-        for (size_t a = idx.size(); a-- > 0;) {
-            if (++idx[a] < shape[a]) break;
-            idx[a] = 0;
-        }
-    }
-}
-
 // Halide dimension of a data tensor's logical axis (0..D-1: spatial, Halide order; D: channel;
 // D+1: group; D+2: batch), per data format. Mirrors generators/data_layout.h.
 int data_dim(DataFormat f, int rank, int logical) {
@@ -229,7 +220,7 @@ void set_channel_dims(const detail::OpGeometry &geo, bool channel_major, const s
 // channel-vectorized kernels [k.., g, ci, co] (outermost first). Output channels are innermost
 // in both: the former broadcast co_tile consecutive weights per (ci, tap), which then share a
 // cache line; the latter load them as vectors.
-struct PackedFilter {
+struct FilterPacking {
     std::vector<uint8_t> data;
     int64_t co = 1, ci = 0, g = 0;
     std::vector<int64_t> k;  // spec order
@@ -252,10 +243,10 @@ void gather_row(uint8_t *dst, const uint8_t *src, int64_t count, int64_t stride,
     }
 }
 
-PackedFilter pack_filter(const void *src, const std::vector<int64_t> &st, const Plan::Impl &p, size_t elem) {
+FilterPacking pack_filter(const void *src, const std::vector<int64_t> &st, const Plan::Impl &p, size_t elem) {
     const detail::OpGeometry &geo = p.geo;
     const int rank = geo.rank;
-    PackedFilter f;
+    FilterPacking f;
     int64_t taps = 1;
     for (int64_t k : geo.kernel) taps *= k;
     f.ci = geo.c_out;
@@ -311,7 +302,7 @@ struct InterleavedFilter {
     std::vector<int64_t> k;            // outer axes' tap strides, spec order (rank - 1)
 };
 
-InterleavedFilter pack_interleaved(const PackedFilter &f, const std::vector<AxisPhase> &inner,
+InterleavedFilter pack_interleaved(const FilterPacking &f, const std::vector<AxisPhase> &inner,
                                    const detail::OpGeometry &geo, size_t elem) {
     const int rank = geo.rank;
     InterleavedFilter w;
@@ -380,84 +371,11 @@ bool choose_channel_major(const detail::OpGeometry &g, const std::vector<int64_t
     return g.c_out >= 16 && g.c_in * taps > 256;
 }
 
-// The largest zero-bordered input copy a plan makes (bytes); larger inputs run the bounded
-// kernel on the caller's buffer, so the spec's 3D example keeps its memory at the tensors' size.
-constexpr int64_t kMaxBorderedInputBytes = int64_t(64) << 20;
-
-// Margins (before, after) each axis needs so that every tap of every phase reads inside a
-// zero-bordered copy of the input; false when the copy would be too large.
-// `interleave` (the innermost axis's stride s, 0: none): also what the interleaved kernel reads
-// there (dilation 1): group q of phase ph < s reads q + floor((ph + pad_begin) / s) - j for every
-// j below the most taps of a phase (the packed filter gives the shorter phases zero taps).
-bool border_margins(const std::vector<std::vector<AxisPhase>> &phases, const detail::OpGeometry &geo, size_t elem,
-                    int64_t interleave, int64_t inner_pad_begin, int64_t inner_out,
-                    std::vector<int64_t> &lo, std::vector<int64_t> &hi) {
-    lo.assign(geo.rank, 0);
-    hi.assign(geo.rank, 0);
-    int64_t bytes = (int64_t)elem * geo.n * geo.groups * geo.c_in;
-    for (int i = 0; i < geo.rank; i++) {
-        int64_t most_taps = 0;
-        for (const AxisPhase &a : phases[i]) {
-            most_taps = std::max(most_taps, a.tap_count);
-            if (a.tap_count == 0) continue;
-            lo[i] = std::max(lo[i], (a.tap_count - 1) * a.in_step - a.in_offset);
-            hi[i] = std::max(hi[i], a.out_count - 1 + a.in_offset - (geo.in_spatial[i] - 1));
-        }
-        if (interleave && i == geo.rank - 1) {
-            const int64_t s = interleave;
-            lo[i] = std::max(lo[i], most_taps - 1 - detail::floor_div(inner_pad_begin, s));
-            hi[i] = std::max(hi[i], inner_out / s - 1 + detail::floor_div(s - 1 + inner_pad_begin, s) -
-                                        (geo.in_spatial[i] - 1));
-        }
-        const int64_t extent = geo.in_spatial[i] + lo[i] + hi[i];
-        if (extent > INT32_MAX || bytes > kMaxBorderedInputBytes) return false;
-        bytes *= extent;
-    }
-    return bytes <= kMaxBorderedInputBytes;
-}
-
-// Copies the input (NCX, innermost axis dense: run() makes it so) into a zeroed dense buffer with `lo`/`hi` margins on
-// every spatial axis.
-struct BorderedInput {
-    std::vector<uint8_t> data;
-    std::vector<int64_t> strides;  // dense, of the bordered shape
-};
-BorderedInput bordered_input(const uint8_t *src, const std::vector<int64_t> &src_st, const std::vector<int64_t> &shape,
-                             const std::vector<int64_t> &lo, const std::vector<int64_t> &hi, size_t elem) {
-    std::vector<int64_t> padded = shape;
-    for (size_t i = 0; i < lo.size(); i++) padded[2 + i] += lo[i] + hi[i];
-    BorderedInput out;
-    out.strides = dense_strides(padded);
-    const std::vector<int64_t> &st = out.strides;
-    int64_t count = 1;
-    for (int64_t v : padded) count *= v;
-    out.data.assign((size_t)(count * (int64_t)elem), 0);
-    std::vector<uint8_t> &buf = out.data;
-    const size_t axes = shape.size();
-    const size_t row = (size_t)shape.back() * elem;
-    int64_t rows = 1;
-    for (size_t a = 0; a + 1 < axes; a++) rows *= shape[a];
-    std::vector<int64_t> idx(axes - 1, 0);
-    for (int64_t r = 0; r < rows; r++) {
-        int64_t s = 0, d = lo.back() * st.back();
-        for (size_t a = 0; a + 1 < axes; a++) {
-            s += idx[a] * src_st[a];
-            d += (idx[a] + (a >= 2 ? lo[a - 2] : 0)) * st[a];
-        }
-        std::memcpy(buf.data() + d * (int64_t)elem, src + s * (int64_t)elem, row);
-        for (size_t a = axes - 1; a-- > 0;) {
-            if (++idx[a] < shape[a]) break;
-            idx[a] = 0;
-        }
-    }
-    return out;
-}
-
 const char *kernel_op(const detail::OpGeometry &g, bool channel_major, bool interior) {
     const bool nxc = g.data_format == DataFormat::NXC;
     if (g.forward) return nxc ? "group_conv_nxc" : "group_conv";
-    if (nxc) return "phase_conv_nxc";
-    if (channel_major) return "phase_conv_channels";
+    if (nxc) return interior ? "phase_conv_nxc_interior" : "phase_conv_nxc";
+    if (channel_major) return interior ? "phase_conv_channels_interior" : "phase_conv_channels";
     return interior ? "phase_conv_interior" : "phase_conv";
 }
 
@@ -593,7 +511,7 @@ DeviceTensor to_device(const void *data, Memory memory, const std::vector<int64_
         int64_t count = 1;
         for (int64_t v : shape) count = checked_mul(count, v, "element count");
         staging.resize((size_t)count * elem);
-        copy_strided((const uint8_t *)data, strides, staging.data(), dense_strides(shape), shape, elem);
+        detail::copy_tensor((const uint8_t *)data, strides, staging.data(), dense_strides(shape), shape, elem);
         host = staging.data();
     }
     holder.describe(const_cast<void *>(host), t, shape);
@@ -732,7 +650,7 @@ void run_cuda(const Plan::Impl &p, const ConstTensorView &input, const ConstTens
         // Waits for the kernels (same stream) and copies the whole output back.
         out_dev.download("output");
         if (!out_stage.empty()) {
-            copy_strided(out_stage.data(), dense_strides(p.info.output_shape), (uint8_t *)output.data, out_st0,
+            detail::copy_tensor(out_stage.data(), dense_strides(p.info.output_shape), (uint8_t *)output.data, out_st0,
                          p.info.output_shape, elem);
         }
     } else {
@@ -761,6 +679,117 @@ Op Plan::op() const { return impl_->op; }
 int64_t Plan::macs() const { return impl_->macs; }
 Device Plan::device() const { return impl_->device; }
 const std::string &Plan::fallback_reason() const { return impl_->fallback_reason; }
+
+namespace {
+
+// The CPU kernels of a layer: which schedule (channel_major) and the bounded and interior kernels.
+void choose_cpu_kernels(Plan::Impl &p) {
+    p.channel_major = choose_channel_major(p.geo, p.info.strides);
+    p.kernel = detail::find_kernel(kernel_op(p.geo, p.channel_major, false), p.geo.rank, p.dtype);
+    p.interior_kernel = detail::find_kernel(kernel_op(p.geo, p.channel_major, true), p.geo.rank, p.dtype);
+}
+
+// Whether a CPU backprop layer reads a zero-bordered input copy, and whether it runs the
+// interleaved kernel (both need the phases).
+void choose_bordered_input(Plan::Impl &p) {
+    const detail::OpGeometry &geo = p.geo;
+    const int rank = geo.rank;
+    const DType dtype = p.dtype;
+    const char *border_env = std::getenv("DECONV_BORDERED_INPUT");  // "0": off, for measuring
+    if (!geo.forward && !(border_env && std::strcmp(border_env, "0") == 0)) {
+        const int in = rank - 1;  // the innermost axis, spec order
+        const int64_t s = p.info.strides[in];
+        // The interleaved kernel is a positions schedule (channels-first data).
+        const detail::KernelEntry *ik =
+            !p.channel_major && (s == 2 || s == 8)
+                ? detail::find_kernel(("phase_conv_interleaved_s" + std::to_string(s)).c_str(), rank, dtype)
+                : nullptr;
+        // One phase per output residue, in residue order (every residue has an output).
+        bool interleave = ik && p.info.dilations[in] == 1 && p.out_spatial[in] >= s &&
+                          (int64_t)p.phases[in].size() == s;
+        for (int64_t r = 0; interleave && r < s; r++) interleave = p.phases[in][r].out_first == r;
+        std::vector<int64_t> lo, hi;
+        // Channel-vectorized kernels always: their bounded twin reads each input value through
+        // a scalar load behind a bounds select, and the copy is small beside their reduction.
+        // Positions kernels with few output channels only: with 16 or more, the position
+        // kernel's wider register tile (2 vectors x 8 channels) beats the interleaved one and the
+        // copy does not pay (measured: unet_up4, hifigan_up3, unet3d_up 1.4-1.6x slower bordered
+        // and interleaved).
+        if ((p.channel_major || geo.c_out < 16) && detail::border_margins(p.phases, geo, dtype_size(dtype), interleave ? s : 0, p.info.pads_begin[in],
+                           p.out_spatial[in], lo, hi) &&
+            (interleave || std::any_of(lo.begin(), lo.end(), [](int64_t v) { return v > 0; }) ||
+             std::any_of(hi.begin(), hi.end(), [](int64_t v) { return v > 0; }))) {
+            p.border_lo = lo;
+            p.border_hi = hi;
+            const auto positive = [](int64_t v) { return v > 0; };
+            p.border_copy = std::any_of(lo.begin(), lo.end(), positive) || std::any_of(hi.begin(), hi.end(), positive);
+            if (interleave) p.interleaved_kernel = ik;
+        }
+    }
+}
+
+// Channels-first backprop layers with at least 16 output channels per group run on the
+// channels-last kernels, over a transposed copy of the input, their result transposed back: the
+// channels-first kernels store each register tile across output planes, an element at a time
+// (stride-phase rows are strided), which cost more than their arithmetic unless the reduction
+// per output is long. Measured on the suite (2 threads, ms, channels-first kernels against
+// channels-last ones): dcgan_l4 40 -> 13, centernet_up3 49 -> 23, unet3d_up 25 -> 13, unet_up4
+// 12.5 -> 9.4, vnet_up_3x3x3 8.0 -> 5.5, hifigan_up3 7.2 -> 5.9; dcgan_l2 (2048 input channels x
+// taps per phase) 18.0 -> 19.6. DECONV_NCX_SCHEDULE (positions or channels) keeps the
+// channels-first kernels.
+constexpr int64_t kMaxLayoutCopyBytes = int64_t(512) << 20;
+
+bool choose_via_channels_last(const Plan::Impl &p) {
+    const detail::OpGeometry &g = p.geo;
+    if (g.forward || g.data_format != DataFormat::NCX || g.c_out < 16) return false;
+    if (std::getenv("DECONV_NCX_SCHEDULE")) return false;
+    int64_t taps = 1;  // the most taps of a phase
+    for (const auto &axis : p.phases) {
+        int64_t most = 0;
+        for (const AxisPhase &a : axis) most = std::max(most, a.tap_count);
+        taps *= most;
+    }
+    if (g.c_in * taps >= 2048) return false;
+    // The copies (the input transposed, the output before it is transposed back) stay within
+    // kMaxLayoutCopyBytes; larger layers run the channels-first kernels on the caller's buffers.
+    int64_t bytes = (int64_t)dtype_size(p.dtype);
+    for (int64_t v : p.input_shape) bytes = checked_mul(bytes, v, "data bytes");
+    int64_t out_bytes = (int64_t)dtype_size(p.dtype);
+    for (int64_t v : p.info.output_shape) out_bytes = checked_mul(out_bytes, v, "output bytes");
+    if (bytes + out_bytes > kMaxLayoutCopyBytes) return false;
+    return detail::find_kernel("phase_conv_nxc", g.rank, p.dtype) &&
+           detail::find_kernel("phase_conv_nxc_interior", g.rank, p.dtype);
+}
+
+// Shapes and strides of a channels-first tensor [N, C, X..] in channels-last order [N, X.., C].
+std::vector<int64_t> ncx_to_nxc_order(const std::vector<int64_t> &v) {
+    std::vector<int64_t> r = {v[0]};
+    r.insert(r.end(), v.begin() + 2, v.end());
+    r.push_back(v[1]);
+    return r;
+}
+
+// The channels-last plan of a channels-first layer: the same geometry, phases and filter.
+std::shared_ptr<const Plan::Impl> channels_last_twin(const Plan::Impl &p) {
+    auto t = std::make_shared<Plan::Impl>();
+    t->op = p.op;
+    t->dtype = p.dtype;
+    t->input_shape = ncx_to_nxc_order(p.input_shape);
+    t->filter_shape = p.filter_shape;
+    t->info = p.info;
+    t->info.output_shape = ncx_to_nxc_order(p.info.output_shape);
+    t->info.data_format = DataFormat::NXC;
+    t->geo = p.geo;
+    t->geo.data_format = DataFormat::NXC;
+    t->out_spatial = p.out_spatial;
+    t->phases = p.phases;
+    t->macs = p.macs;
+    choose_cpu_kernels(*t);
+    choose_bordered_input(*t);
+    return t;
+}
+
+}  // namespace
 
 Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, const std::vector<int64_t> &filter_shape,
                   const Attributes &attrs, const std::optional<std::vector<int64_t>> &output_shape,
@@ -813,11 +842,7 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
             impl->fallback_reason = why;
         }
     }
-    if (impl->device == Device::CPU) {
-        impl->channel_major = choose_channel_major(geo, impl->info.strides);
-        impl->kernel = detail::find_kernel(kernel_op(geo, impl->channel_major, false), rank, dtype);
-        impl->interior_kernel = detail::find_kernel(kernel_op(geo, impl->channel_major, true), rank, dtype);
-    }
+    if (impl->device == Device::CPU) choose_cpu_kernels(*impl);
     if (!impl->kernel || !impl->interior_kernel) {
         throw Error(ErrorKind::Unsupported, std::string("no kernel for ") + op_name(op) + " " + std::to_string(rank) +
                                                 "D " + dtype_name(dtype) + " " + data_format_name(geo.data_format) +
@@ -847,37 +872,14 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
         }
     }
     impl->macs = macs;
-    const char *border_env = std::getenv("DECONV_BORDERED_INPUT");  // "0": off, for measuring
-    if (impl->device == Device::CPU && !geo.forward && !impl->channel_major && geo.data_format == DataFormat::NCX &&
-        !(border_env && std::strcmp(border_env, "0") == 0)) {
-        const int in = rank - 1;  // the innermost axis, spec order
-        const int64_t s = impl->info.strides[in];
-        const detail::KernelEntry *ik =
-            s == 2 || s == 8 ? detail::find_kernel(("phase_conv_interleaved_s" + std::to_string(s)).c_str(), rank, dtype)
-                             : nullptr;
-        // One phase per output residue, in residue order (every residue has an output).
-        bool interleave = ik && impl->info.dilations[in] == 1 && impl->out_spatial[in] >= s &&
-                          (int64_t)impl->phases[in].size() == s;
-        for (int64_t r = 0; interleave && r < s; r++) interleave = impl->phases[in][r].out_first == r;
-        std::vector<int64_t> lo, hi;
-        // Few output channels only: with 16 or more, the position kernel's wider register tile
-        // (2 vectors x 8 channels) beats the interleaved one and the copy does not pay
-        // (measured: unet_up4, hifigan_up3, unet3d_up 1.4-1.6x slower bordered and interleaved).
-        if (geo.c_out < 16 && border_margins(impl->phases, geo, dtype_size(dtype), interleave ? s : 0, impl->info.pads_begin[in],
-                           impl->out_spatial[in], lo, hi) &&
-            (interleave || std::any_of(lo.begin(), lo.end(), [](int64_t v) { return v > 0; }) ||
-             std::any_of(hi.begin(), hi.end(), [](int64_t v) { return v > 0; }))) {
-            impl->border_lo = lo;
-            impl->border_hi = hi;
-            const auto positive = [](int64_t v) { return v > 0; };
-            impl->border_copy = std::any_of(lo.begin(), lo.end(), positive) || std::any_of(hi.begin(), hi.end(), positive);
-            if (interleave) impl->interleaved_kernel = ik;
-        }
-    }
+    if (impl->device == Device::CPU) choose_bordered_input(*impl);
     detail::install_halide_hooks();
     if (impl->device == Device::CPU && dtype == DType::f16 && detail::use_f16c_conversion() &&
         detail::find_kernel(kernel_op(geo, impl->channel_major, false), rank, DType::f32)) {
         impl->via_f32 = create(op, DType::f32, input_shape, filter_shape, attrs, output_shape).impl_;
+    }
+    if (impl->device == Device::CPU && !impl->via_f32 && choose_via_channels_last(*impl)) {
+        impl->via_nxc = channels_last_twin(*impl);
     }
     return Plan(std::move(impl));
 }
@@ -885,6 +887,122 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
 void Plan::run(const void *input, const void *filter, void *output) const {
     run(ConstTensorView(input, impl_->dtype, impl_->input_shape), ConstTensorView(filter, impl_->dtype, impl_->filter_shape),
         TensorView{output, impl_->dtype, impl_->info.output_shape, {}});
+}
+
+namespace {
+
+void check_host_memory(const Plan::Impl &p, const char *what, Memory memory) {
+    if (p.device == Device::CUDA || memory == Memory::Host) return;
+    invalid(std::string(what) + " view is CUDA device memory but the plan runs on the CPU" +
+            (p.fallback_reason.empty() ? std::string(" (create it with ExecOptions{Device::CUDA})")
+                                       : " (CPU fallback: " + p.fallback_reason + ")"));
+}
+
+// f16 layers run as f32 (via_f32): the input converted exactly, `run_f32` runs the f32 plan on
+// dense f32 buffers, the output is rounded once to f16.
+template <typename RunF32>
+void run_via_f32(const Plan::Impl &p, const ConstTensorView &input, const std::vector<int64_t> &in_st,
+                 const TensorView &output, const std::vector<int64_t> &out_st, RunF32 run_f32) {
+    std::vector<float> x = detail::f16_to_dense_f32((const uint16_t *)input.data, p.input_shape, in_st);
+    int64_t count = 1;
+    for (int64_t v : p.info.output_shape) count *= v;
+    std::vector<float> y((size_t)count);
+    run_f32(x.data(), y.data());
+    detail::dense_f32_to_f16(y.data(), (uint16_t *)output.data, p.info.output_shape, out_st);
+}
+
+void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int64_t> in_st, const TensorView &output,
+             std::vector<int64_t> out_st, const FilterPacking &packed);
+
+// The plan whose kernels run a CPU layer: its channels-last twin, or itself. Filters are packed
+// for it.
+const Plan::Impl &kernel_plan(const Plan::Impl &p) { return p.via_nxc ? *p.via_nxc : p; }
+
+// Runs a validated CPU layer, on its channels-last twin when it has one (the views' axes then
+// reordered to [N, X.., C]: the same memory).
+void run_cpu_plan(const Plan::Impl &p, const ConstTensorView &input, std::vector<int64_t> in_st,
+                  const TensorView &output, std::vector<int64_t> out_st, const FilterPacking &packed) {
+    if (!p.via_nxc) {
+        run_cpu(p, input, std::move(in_st), output, std::move(out_st), packed);
+        return;
+    }
+    run_cpu(*p.via_nxc, input, ncx_to_nxc_order(in_st), output, ncx_to_nxc_order(out_st), packed);
+}
+
+}  // namespace
+
+// What Plan::pack_filter keeps: the CPU kernels' packing, the f32 plan's packed filter of an f16
+// layer run as f32, or a CUDA plan's dense copy of the filter (its kernels read the caller's
+// layout).
+struct PackedFilter::Impl {
+    std::weak_ptr<const Plan::Impl> owner;
+    FilterPacking packing;   // CPU plans
+    PackedFilter via_f32;    // f16 plans run as f32
+    std::vector<uint8_t> dense;  // CUDA plans
+    size_t bytes = 0;
+};
+
+PackedFilter::PackedFilter() = default;
+PackedFilter::PackedFilter(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+size_t PackedFilter::bytes() const { return impl_ ? impl_->bytes : 0; }
+bool PackedFilter::empty() const { return !impl_; }
+
+PackedFilter Plan::pack_filter(const ConstTensorView &filter) const {
+    const Impl &p = *impl_;
+    const std::vector<int64_t> w_st = check_view("filter", filter.data, filter.dtype, filter.shape, filter.strides,
+                                                 p.dtype, p.filter_shape, false);
+    if (filter.memory != Memory::Host) invalid("filter to pack is CUDA device memory; pack_filter reads host memory");
+    auto packed = std::make_shared<PackedFilter::Impl>();
+    packed->owner = impl_;
+    const size_t elem = dtype_size(p.dtype);
+    if (p.device == Device::CUDA) {
+        int64_t count = 1;
+        for (int64_t v : p.filter_shape) count = checked_mul(count, v, "filter element count");
+        packed->dense.resize((size_t)count * elem);
+        detail::copy_tensor((const uint8_t *)filter.data, w_st, packed->dense.data(), dense_strides(p.filter_shape),
+                     p.filter_shape, elem);
+        packed->bytes = packed->dense.size();
+    } else if (p.via_f32) {
+        std::vector<float> w = detail::f16_to_dense_f32((const uint16_t *)filter.data, p.filter_shape, w_st);
+        packed->via_f32 = Plan(p.via_f32).pack_filter(ConstTensorView(w.data(), DType::f32, p.filter_shape));
+        packed->bytes = packed->via_f32.bytes();
+    } else {
+        check_fits_int32(w_st, "filter stride");
+        packed->packing = ::deconv::pack_filter(filter.data, w_st, kernel_plan(p), elem);
+        packed->bytes = packed->packing.data.size();
+    }
+    return PackedFilter(std::move(packed));
+}
+
+void Plan::run(const ConstTensorView &input, const PackedFilter &filter, const TensorView &output) const {
+    const Impl &p = *impl_;
+    if (filter.empty()) invalid("packed filter is empty (make it with Plan::pack_filter)");
+    if (filter.impl_->owner.lock().get() != &p) {
+        invalid("packed filter was made by another plan (a packing serves the plan that made it and its copies)");
+    }
+    std::vector<int64_t> in_st = check_view("data", input.data, input.dtype, input.shape, input.strides, p.dtype,
+                                            p.input_shape, false);
+    std::vector<int64_t> out_st = check_view("output", output.data, output.dtype, output.shape, output.strides,
+                                             p.dtype, p.info.output_shape, true);
+    check_host_memory(p, "data", input.memory);
+    check_host_memory(p, "output", output.memory);
+#if defined(DECONV_HAVE_CUDA)
+    if (p.device == Device::CUDA) {
+        const ConstTensorView w(filter.impl_->dense.data(), p.dtype, p.filter_shape);
+        run(input, w, output);
+        return;
+    }
+#endif
+    if (p.via_f32) {
+        run_via_f32(p, input, in_st, output, out_st, [&](const float *x, float *y) {
+            Plan(p.via_f32).run(ConstTensorView(x, DType::f32, p.input_shape), filter.impl_->via_f32,
+                                TensorView{y, DType::f32, p.info.output_shape, {}});
+        });
+        return;
+    }
+    check_fits_int32(in_st, "data stride");
+    check_fits_int32(out_st, "output stride");
+    run_cpu_plan(p, input, std::move(in_st), output, std::move(out_st), filter.impl_->packing);
 }
 
 void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, const TensorView &output) const {
@@ -895,17 +1013,9 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
                                            p.dtype, p.filter_shape, false);
     std::vector<int64_t> out_st = check_view("output", output.data, output.dtype, output.shape, output.strides,
                                              p.dtype, p.info.output_shape, true);
-    if (p.device != Device::CUDA) {
-        for (const auto &[what, memory] : {std::pair<const char *, Memory>{"data", input.memory},
-                                           {"filter", filter.memory},
-                                           {"output", output.memory}}) {
-            if (memory != Memory::Host) {
-                invalid(std::string(what) + " view is CUDA device memory but the plan runs on the CPU" +
-                        (p.fallback_reason.empty() ? std::string(" (create it with ExecOptions{Device::CUDA})")
-                                                   : " (CPU fallback: " + p.fallback_reason + ")"));
-            }
-        }
-    }
+    check_host_memory(p, "data", input.memory);
+    check_host_memory(p, "filter", filter.memory);
+    check_host_memory(p, "output", output.memory);
 #if defined(DECONV_HAVE_CUDA)
     if (p.device == Device::CUDA) {
         check_fits_int32(in_st, "data stride");
@@ -917,58 +1027,61 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
 #endif
     if (p.via_f32) {
         // Everything is validated: convert exactly to f32, run the f32 plan, round once to f16.
-        std::vector<float> x = detail::f16_to_dense_f32((const uint16_t *)input.data, p.input_shape, in_st);
         std::vector<float> w = detail::f16_to_dense_f32((const uint16_t *)filter.data, p.filter_shape, w_st);
-        int64_t count = 1;
-        for (int64_t v : p.info.output_shape) count *= v;
-        std::vector<float> y((size_t)count);
-        Plan(p.via_f32).run(x.data(), w.data(), y.data());
-        detail::dense_f32_to_f16(y.data(), (uint16_t *)output.data, p.info.output_shape, out_st);
+        run_via_f32(p, input, in_st, output, out_st,
+                    [&](const float *x, float *y) { Plan(p.via_f32).run(x, w.data(), y); });
         return;
     }
     check_fits_int32(in_st, "data stride");
     check_fits_int32(w_st, "filter stride");
     check_fits_int32(out_st, "output stride");
+    run_cpu_plan(p, input, std::move(in_st), output, std::move(out_st),
+                 ::deconv::pack_filter(filter.data, w_st, kernel_plan(p), dtype_size(p.dtype)));
+}
+
+namespace {
+
+// Runs a validated CPU layer: views checked, strides fitting the kernels' 32-bit fields.
+void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int64_t> in_st, const TensorView &output,
+             std::vector<int64_t> out_st, const FilterPacking &packed) {
     const size_t elem = dtype_size(p.dtype);
     const detail::OpGeometry &geo = p.geo;
     const int rank = geo.rank;
     const DataFormat fmt = geo.data_format;
 
-    // The kernels read the innermost data axis densely (x_D, or C under NXC): repack a view
-    // that is not.
-    std::vector<uint8_t> dense_input;
+    // The kernels read the innermost data axis densely (x_D, or C under NXC): a view that is
+    // not is repacked, into the zero-bordered copy when the layer reads one (any layout: the
+    // channels-first data of a layer run on channels-last kernels is transposed there).
     const void *in_data = input.data;
-    if (in_st.back() != 1) {
-        int64_t count = 1;
-        for (int64_t v : p.input_shape) count = checked_mul(count, v, "data element count");
-        dense_input.resize((size_t)count * elem);
-        std::vector<int64_t> dst = dense_strides(p.input_shape);
-        copy_strided((const uint8_t *)input.data, in_st, dense_input.data(), dst, p.input_shape, elem);
-        in_data = dense_input.data();
-        in_st = dst;
+    const bool bordered = !p.border_lo.empty();
+    std::optional<detail::BorderedInput> bordered_copy;
+    if (p.border_copy) {
+        bordered_copy.emplace(detail::bordered_copy(p.bordered_pool, (const uint8_t *)in_data, in_st, p.input_shape,
+                                                    p.border_lo, p.border_hi, fmt == DataFormat::NXC ? 1 : 2, elem));
+        in_data = bordered_copy->buffer.data();
+        in_st = bordered_copy->strides;
+    } else if (in_st.back() != 1) {
+        // A dense copy: a bordered one without margins, in a buffer the plan keeps.
+        const std::vector<int64_t> none(rank, 0);
+        bordered_copy.emplace(detail::bordered_copy(p.bordered_pool, (const uint8_t *)in_data, in_st, p.input_shape,
+                                                    none, none, fmt == DataFormat::NXC ? 1 : 2, elem));
+        in_data = bordered_copy->buffer.data();
+        in_st = bordered_copy->strides;
     }
     // Channels-last kernels store channel vectors: an output whose channels are not adjacent is
-    // computed densely, then copied (validation is complete, so nothing partial is written).
-    std::vector<uint8_t> dense_output;
+    // computed densely into a buffer the plan keeps, then copied (validation is complete, so
+    // nothing partial is written).
+    std::optional<detail::BufferPool::Lease> dense_output;
     uint8_t *out_data = (uint8_t *)output.data;
     std::vector<int64_t> caller_out_st = out_st;
     if (fmt == DataFormat::NXC && out_st.back() != 1) {
         int64_t count = 1;
         for (int64_t v : p.info.output_shape) count = checked_mul(count, v, "output element count");
-        dense_output.resize((size_t)count * elem);
-        out_data = dense_output.data();
+        dense_output.emplace(p.output_pool.take((size_t)count * elem));
+        out_data = dense_output->data();
         out_st = dense_strides(p.info.output_shape);
     }
-    const bool bordered = !p.border_lo.empty();
-    BorderedInput bordered_copy;
-    if (p.border_copy) {
-        bordered_copy = bordered_input((const uint8_t *)in_data, in_st, p.input_shape, p.border_lo, p.border_hi, elem);
-        in_data = bordered_copy.data.data();
-        in_st = bordered_copy.strides;
-    }
     const std::vector<int64_t> in_nc = detail::to_ncx(in_st, fmt), out_nc = detail::to_ncx(out_st, fmt);
-
-    const PackedFilter packed = pack_filter(filter.data, w_st, p, elem);
 
     const int dims = rank + 3;
     halide_dimension_t in_dims[6], w_dims[6], out_dims[6];
@@ -1115,9 +1228,11 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
             if (i < 0) break;
         }
     }
-    if (!dense_output.empty()) {
-        copy_strided(dense_output.data(), out_st, (uint8_t *)output.data, caller_out_st, p.info.output_shape, elem);
+    if (dense_output) {
+        detail::copy_tensor(dense_output->data(), out_st, (uint8_t *)output.data, caller_out_st, p.info.output_shape, elem);
     }
 }
+
+}  // namespace
 
 }  // namespace deconv

@@ -9,14 +9,18 @@
 // reduction over (ci, taps) the tile loads `vectors` weight vectors and broadcasts `q_tile`
 // input values, the classic direct-convolution micro-kernel. Sizes follow the register count:
 // 4x6 = 24 accumulators of 32 vector registers on AVX-512 and ARM64, 2x5 of 16 on AVX2/SSE.
+// (Wider position tiles, 2x12, measured 1.1-2.2x slower on the suite: each position is a
+// broadcast from its own address, and twelve of them spill the general registers.)
 //
 // Branches (specializations of the same algorithm), tried in order:
 //   full tile; full channel tile x 4 positions (narrow rows); one channel vector x q_tile;
 //   one channel vector per position (short rows);
 //   4-lane channel vectors; scalar (fewer than four channels per group: depthwise layers run
 //   here; vectorizing groups needs their stride known at compile time, left for later).
-// Loops, outermost first: batch, groups, channel tiles, rows, position tiles. Channel tiles sit
-// outside the rows so one tile's weights stay in cache while every row streams past them.
+// Loops, outermost first: groups, channel tiles, batch, rows, position tiles. Channel tiles sit
+// outside the rows and the batch so one tile's weights (input channels x taps x tile channels)
+// stay in L2 while every row of every image streams past them. With the batch outermost,
+// dcgan_l2 (batch 64, 2 MiB of weights per phase) fetched its weights from L3 once per image.
 #pragma once
 
 #include "../conv_stages.h"
@@ -59,6 +63,11 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
         {channels >= lanes, lanes, lanes, 1},
     };
     if (lanes > 4) base.push_back({channels >= 4, 4, 4, 1});
+    if (sp.vectors > 2) {
+        // 2..3 channel vectors (32-63 channels per group, e.g. vnet_up_3x3x3): two vectors x
+        // q_tile, ahead of one vector (which left most of the register file idle).
+        base.insert(base.begin() + 2, {channels >= 2 * lanes && width >= sp.q_tile, 2 * lanes, lanes, sp.q_tile});
+    }
     // No square tiles (see cpu_schedule.h: Halide 14 drops the reduction of such a branch).
     for (Branch &b : base) {
         if (b.c_tile == b.q_tile) {
@@ -76,18 +85,19 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
     branches.insert(branches.end(), base.begin(), base.end());
 
     Var qo("qo"), qi("qi"), co_o("co_o"), co_i("co_i");
-    // Outer loops shared by every branch, innermost first after the tile: rows, channel tiles,
-    // groups, batch; all but the position tiles in parallel (nested loops rather than one fused
+    // Outer loops shared by every branch, innermost first after the tile: rows, batch, channel
+    // tiles, groups; all but the position tiles in parallel (nested loops rather than one fused
     // loop, which would hide the tile's constant bounds from bounds inference).
     auto outer = [&](Stage s, VarOrRVar c_outer, VarOrRVar g_var, std::vector<VarOrRVar> inner) {
         std::vector<VarOrRVar> order = inner;
         order.push_back(qo);
         for (int i = 1; i < rank; i++) order.push_back(p.q[i]);
+        order.push_back(p.n);
         order.push_back(c_outer);
         order.push_back(g_var);
-        order.push_back(p.n);
         s.reorder(order);
         // 1D: the position tiles too (a 1D layer may have one channel tile, one group, one batch).
+        // (Tasks of 16 tiles instead made hifigan_up1 and _up3 1.2-1.3x slower.)
         s.parallel(rank >= 2 ? p.q[rank - 1] : qo);
         s.parallel(c_outer).parallel(g_var).parallel(p.n);
     };

@@ -37,6 +37,8 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
     struct Branch {
         Expr cond;
         int q_tile, co_tile, vec;
+        bool unroll_j = false;   // two taps along axis 0 (kernel = 2 x stride): unrolled
+        bool taps_inner = false;  // one input channel (depthwise): the taps innermost
     };
     std::vector<Branch> branches = {
         {channels >= sp.co_tile && width >= qt, qt, sp.co_tile, lanes},
@@ -66,7 +68,25 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
         for (const Branch &d : distinct) seen = seen || (d.q_tile == b.q_tile && d.co_tile == b.co_tile);
         if (!seen) distinct.push_back(b);
     }
-    branches = distinct;
+    // Every layer of the suite on this kernel has two taps per phase along axis 0 (kernel 4 at
+    // stride 2, 16 at 8, 3 at 2 padded to 2): unrolled, they leave no loop of two iterations
+    // around each pair of FMAs. Depthwise layers (one input channel) have no channel loop to
+    // speak of: their taps go innermost. Each is a specialization ahead of the general branch.
+    const Expr two_taps = p.r[0].extent() == 2, one_channel = p.r[rank].extent() == 1;
+    branches.clear();
+    for (const Branch &b : distinct) {
+        if (b.co_tile == 1) {
+            Branch d = b;
+            d.cond = b.cond && two_taps && one_channel;
+            d.unroll_j = d.taps_inner = true;
+            branches.push_back(d);
+        }
+        Branch u = b;
+        u.cond = b.cond && two_taps;
+        u.unroll_j = true;
+        branches.push_back(u);
+        branches.push_back(b);
+    }
 
     Var qo("qo"), qi("qi"), coo("coo"), coi("coi");
     // Loops innermost first: [qi, ph, coi], qo, coo|co, q1 .. q_{D-1}, g, n; the outermost row
@@ -101,7 +121,10 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
     p.out.split(p.q[0], qo, qi, 1);
     outer(p.out, false);
 
-    p.acc.compute_at(p.out, qo).store_in(MemoryType::Register);
+    // Each phase's accumulators as whole vectors of q: stored in the algorithm's order (phase
+    // innermost) the tile was de-interleaved and re-interleaved around every FMA (four vpermt2ps
+    // per two FMAs on a depthwise tile); so, only the final store interleaves.
+    p.acc.compute_at(p.out, qo).store_in(MemoryType::Register).reorder_storage(p.q[0], p.ph);
     std::vector<VarOrRVar> order = {p.q[0], p.ph, p.co, p.r[rank]};
     for (int i = 0; i < rank; i++) order.push_back(p.r[i]);
     for (int i = 1; i < rank; i++) order.push_back(p.q[i]);
@@ -112,13 +135,21 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
     for (const Branch &b : branches) {
         Stage a = p.acc.specialize(b.cond);
         Stage au = u.specialize(b.cond);
+        if (b.taps_inner) {
+            std::vector<VarOrRVar> taps_first = {p.q[0], p.ph, p.co, p.r[0], p.r[rank]};
+            for (int i = 1; i < rank; i++) taps_first.push_back(p.r[i]);
+            for (int i = 1; i < rank; i++) taps_first.push_back(p.q[i]);
+            taps_first.push_back(p.g);
+            taps_first.push_back(p.n);
+            au.reorder(taps_first);
+        }
         for (Stage st : {a, au}) {
             st.vectorize(p.q[0], b.vec);
             if (b.q_tile > b.vec) st.unroll(p.q[0]);
             st.unroll(p.ph);
             if (b.co_tile > 1) st.unroll(p.co);
         }
-        if (sp.unroll_taps) au.unroll(p.r[0]);
+        if (sp.unroll_taps || b.unroll_j) au.unroll(p.r[0]);
     }
     p.acc.unroll(p.ph);
     u.unroll(p.ph);

@@ -272,6 +272,8 @@ void convolution_backward_data(
 // host views by copying data and filter to the GPU, running, and copying the output back (two
 // host-to-device copies, one device-to-host copy and three device allocations per run); views
 // with Memory::CudaDevice are used in place (no copy). run() returns when the GPU is done.
+class PackedFilter;
+
 class Plan {
 public:
     static Plan create(Op op, DType dtype, const std::vector<int64_t> &input_shape,
@@ -295,6 +297,13 @@ public:
     void run(const ConstTensorView &input, const ConstTensorView &filter,
              const TensorView &output) const;
 
+    // Constant weights: packs `filter` (checked like run()'s) once into the layout this plan's
+    // kernels read, as inference runtimes do with a layer's weights. Runs that take the result
+    // skip the per-run packing; it holds its own copy, so the caller's filter may be freed.
+    PackedFilter pack_filter(const ConstTensorView &filter) const;
+    // Runs with a filter packed by this plan (or a copy of it); any other is an error.
+    void run(const ConstTensorView &input, const PackedFilter &filter, const TensorView &output) const;
+
     Plan(const Plan &);
     Plan &operator=(const Plan &);
     Plan(Plan &&) noexcept;
@@ -305,6 +314,23 @@ public:
 
 private:
     explicit Plan(std::shared_ptr<const Impl> impl);
+    std::shared_ptr<const Impl> impl_;
+};
+
+// A filter packed by Plan::pack_filter for that plan's kernels. Copies share the packed data
+// (immutable, so runs on several threads may share one).
+class PackedFilter {
+public:
+    PackedFilter();
+    // Bytes of packed weights held.
+    size_t bytes() const;
+    bool empty() const;
+
+    struct Impl;
+
+private:
+    friend class Plan;
+    explicit PackedFilter(std::shared_ptr<const Impl> impl);
     std::shared_ptr<const Impl> impl_;
 };
 

@@ -5,6 +5,8 @@
 #include "check.h"
 
 #include <cstdlib>
+#include <functional>
+#include <optional>
 #include <regex>
 #include <thread>
 
@@ -13,6 +15,7 @@ namespace {
 using deconv::DType;
 using deconv_test::Buffer;
 using deconv_test::GenCase;
+using ::testing::HasSubstr;
 
 // ---------------------------------------------------------------- the reference's helpers
 
@@ -303,6 +306,131 @@ TEST(PlanApi, CreateOnceRunMany) {
     EXPECT_EQ(assigned.dtype(), DType::f32);
 }
 
+// Plan::pack_filter: runs with the packed filter match runs with the caller's filter on every
+// path the plan may take (positions and channels schedules, the interleaved kernel, channels-last
+// data, the forward op, f16 through f32), and the packing refuses what is not its plan's.
+TEST(PackedFilter, SameResultsAsPerRunPackingOnEveryPath) {
+    if (!deconv_test::rank_built(2)) GTEST_SKIP();
+    struct Layer {
+        const char *what;
+        deconv::Op op;
+        std::vector<int64_t> in, w;
+        std::optional<deconv::DataFormat> fmt;
+    };
+    const std::vector<Layer> layers = {
+        {"positions, interleaved", deconv::Op::GroupConvolutionBackpropData, {1, 8, 9, 7}, {4, 2, 3, 3, 3}, {}},
+        {"channels", deconv::Op::GroupConvolutionBackpropData, {2, 72, 6, 5}, {1, 72, 16, 3, 3}, {}},
+        {"positions, 16 channels", deconv::Op::ConvolutionBackpropData, {1, 6, 9, 11}, {6, 16, 3, 2}, {}},
+        {"channels-last", deconv::Op::GroupConvolutionBackpropData, {1, 5, 6, 8}, {2, 4, 3, 3, 2},
+         deconv::DataFormat::NXC},
+        {"forward", deconv::Op::GroupConvolution, {1, 8, 9, 7}, {2, 5, 4, 3, 3}, {}},
+    };
+    int ran = 0;
+    for (DType t : {DType::f32, DType::f16, DType::i8}) {
+        if (!deconv_test::dtype_built(t)) continue;
+        std::mt19937 rng(31);
+        for (const Layer &l : layers) {
+            deconv::Attributes a;
+            a.strides = {2, 2};
+            a.pads_begin = {1, 0};
+            a.pads_end = {0, 1};
+            if (l.op == deconv::Op::GroupConvolution) a.strides = {1, 2};
+            a.data_format = l.fmt;
+            const deconv::Plan plan = deconv::Plan::create(l.op, t, l.in, l.w, a);
+            Buffer in(t, l.in), w(t, l.w), want(t, plan.shape().output_shape), got(t, plan.shape().output_shape);
+            deconv_test::fill(in, deconv_test::random_values(t, in.count, rng));
+            deconv_test::fill(w, deconv_test::random_values(t, w.count, rng));
+            plan.run(in.data(), w.data(), want.data());
+            const deconv::PackedFilter packed = plan.pack_filter(w.cview());
+            EXPECT_FALSE(packed.empty());
+            EXPECT_GE(packed.bytes(), static_cast<size_t>(w.count) * (t == DType::i8 ? 1 : 2)) << l.what;
+            w.fill_bytes(0x5A);  // the packing holds its own copy
+            for (int run = 0; run < 2; run++) {
+                got.fill_bytes(0xCD);
+                const deconv::Plan copy = plan;  // copies share the plan, so the packing serves them
+                copy.run(in.cview(), packed, got.view());
+                EXPECT_TRUE(got.guards_intact());
+                EXPECT_EQ(deconv_test::read_all(got), deconv_test::read_all(want))
+                    << l.what << " dtype " << deconv_test::dt_str(t) << " run " << run;
+            }
+            ran++;
+        }
+    }
+    EXPECT_GT(ran, 0);
+}
+
+TEST(PackedFilter, RefusesAnEmptyPackingAndAnotherPlans) {
+    if (!deconv_test::rank_built(2)) GTEST_SKIP();
+    deconv::Attributes a;
+    a.strides = {2, 2};
+    const std::vector<int64_t> in_shape = {1, 4, 5, 5}, w_shape = {4, 3, 3, 3};
+    const deconv::Plan plan = deconv::Plan::create(deconv::Op::ConvolutionBackpropData, DType::f32, in_shape, w_shape, a);
+    const deconv::Plan twin = deconv::Plan::create(deconv::Op::ConvolutionBackpropData, DType::f32, in_shape, w_shape, a);
+    Buffer in(DType::f32, in_shape), w(DType::f32, w_shape), out(DType::f32, plan.shape().output_shape);
+    out.fill_bytes(0xCD);
+    const auto before = out.payload();
+    auto message_of = [&](const std::function<void()> &f) -> std::string {
+        try {
+            f();
+        } catch (const deconv::Error &e) {
+            EXPECT_EQ(e.kind(), deconv::ErrorKind::InvalidArgument);
+            return e.what();
+        }
+        return "(no error)";
+    };
+    EXPECT_THAT(message_of([&] { plan.run(in.cview(), deconv::PackedFilter(), out.view()); }),
+                HasSubstr("packed filter is empty"));
+    const deconv::PackedFilter theirs = twin.pack_filter(w.cview());
+    EXPECT_THAT(message_of([&] { plan.run(in.cview(), theirs, out.view()); }),
+                HasSubstr("made by another plan"));
+    Buffer small(DType::f32, {4, 3, 3, 2});
+    EXPECT_THAT(message_of([&] { (void)plan.pack_filter(small.cview()); }),
+                HasSubstr("filter shape [4, 3, 3, 2] does not match"));
+    EXPECT_EQ(out.payload(), before);  // nothing written
+    EXPECT_EQ(deconv::PackedFilter().bytes(), 0u);
+}
+
+// Channels-first backprop layers with 16 or more output channels per group run on the
+// channels-last kernels over a transposed input copy, their result transposed back into the
+// caller's view (runtime/plan.cpp, choose_via_channels_last). Every rank and dtype, grouped and
+// not, bordered phases and interior ones, through the free function on dense buffers, a Plan
+// (and its packed filter) and strided views with permuted axes.
+TEST(ChannelsFirstOnChannelsLastKernels, EveryApiRankAndDtype) {
+    int ran = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t)) continue;
+        for (int rank = 1; rank <= 3; rank++) {
+            if (!deconv_test::rank_built(rank)) continue;
+            for (int i = 0; i < 6; i++) {
+                std::mt19937 rng(static_cast<uint32_t>(1000 * rank + 10 * i + static_cast<int>(t)));
+                GenCase c;
+                c.dtype = t;
+                c.seed = rng();
+                c.api = i % 3;
+                deconv_ref::Problem &p = c.p;
+                p.grouped = i % 2 == 1;
+                const int64_t g = p.grouped ? 2 : 1, ci = 3 + i, co = 16 + 9 * (i % 3);
+                p.input_shape = {1 + i % 2, g * ci};
+                p.filter_shape = p.grouped ? std::vector<int64_t>{g, ci, co} : std::vector<int64_t>{ci, co};
+                for (int a = 0; a < rank; a++) {
+                    const int64_t k = 1 + (i + a) % 4, s = 1 + (i + 2 * a) % 3;
+                    p.input_shape.push_back(rank == 3 ? 3 + a : 5 + 3 * a + i);
+                    p.filter_shape.push_back(k);
+                    p.strides.push_back(s);
+                    p.pads_begin.push_back(std::min<int64_t>(k - 1, (i + a) % 2));
+                    p.pads_end.push_back(0);
+                    p.dilations.push_back(1 + (i == 4 && a == 0));
+                }
+                c.input = deconv_test::random_values(t, deconv_ref::product(p.input_shape), rng);
+                c.filter = deconv_test::random_values(t, deconv_ref::product(p.filter_shape), rng);
+                EXPECT_TRUE(deconv_test::run_and_check(c));
+                ran++;
+            }
+        }
+    }
+    EXPECT_GT(ran, 0);
+}
+
 TEST(PlanApi, PlansForEveryDtypeAndRank) {
     int ran = 0;
     for (DType t : deconv_test::all_dtypes())
@@ -317,12 +445,22 @@ TEST(PlanApi, PlansForEveryDtypeAndRank) {
     EXPECT_GT(ran, 0);
 }
 
-TEST(PlanApi, ConcurrentRunsOfOnePlan) {
+// Threads running one plan at once, each with its own data. Both layers read a zero-bordered
+// input copy whose buffer the plan keeps between runs (runtime/bordered_input.h): few output
+// channels (positions schedule, interleaved) and many (channels schedule).
+class ConcurrentRuns : public ::testing::TestWithParam<bool> {};
+
+TEST_P(ConcurrentRuns, OfOnePlan) {
     if (!deconv_test::rank_built(2)) GTEST_SKIP();
     deconv_ref::Problem p;
     p.grouped = true;
-    p.input_shape = {1, 8, 9, 7};
-    p.filter_shape = {4, 2, 3, 3, 3};
+    if (GetParam()) {  // 16 output channels, 72 input channels x 4 taps per phase: channels schedule
+        p.input_shape = {1, 72, 9, 7};
+        p.filter_shape = {1, 72, 16, 3, 3};
+    } else {
+        p.input_shape = {1, 8, 9, 7};
+        p.filter_shape = {4, 2, 3, 3, 3};
+    }
     p.strides = {2, 2};
     p.pads_begin = {1, 1};
     p.pads_end = {1, 0};
@@ -359,6 +497,11 @@ TEST(PlanApi, ConcurrentRunsOfOnePlan) {
     for (auto &t : threads) t.join();
     for (int th = 0; th < kThreads; th++) EXPECT_EQ(errors[th], "") << "thread " << th;
 }
+
+INSTANTIATE_TEST_SUITE_P(PlanApi, ConcurrentRuns, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool> &i) {
+                             return std::string(i.param ? "ManyChannels" : "FewChannels");
+                         });
 
 TEST(PlanApi, ConcurrentFreeFunctionCalls) {
     constexpr int kThreads = 4;
@@ -604,6 +747,43 @@ TEST(ScheduleBranches, EveryRowWidthAndChannelCount) {
                         << deconv_test::dt_str(t) << " X=" << x << " C_OUT=" << co << " C_IN=" << ci;
                     ran++;
                 }
+    }
+    EXPECT_GT(ran, 0);
+}
+
+// Depthwise layers with two taps per phase along the innermost axis (kernel = 2 x stride, the
+// common upsampling) take the interleaved kernel's specialization with the taps innermost and
+// unrolled; one and three taps per phase take the general branches beside it.
+TEST(InterleavedPhases, DepthwiseTwoTapsPerPhase) {
+    int ran = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t)) continue;
+        std::mt19937 rng(29);
+        for (int rank : {1, 2}) {
+            if (!deconv_test::rank_built(rank)) continue;
+            for (int64_t s : {2, 8})
+                for (int64_t k : {s, 2 * s, 2 * s + 1})
+                    for (int64_t x : {5, 16, 40})
+                        for (int64_t pb : {int64_t(0), int64_t(1), s - 1}) {
+                            deconv_ref::Problem p;
+                            p.grouped = true;
+                            p.input_shape = {2, 3, x};
+                            p.filter_shape = {3, 1, 1, k};
+                            p.strides = {s};
+                            p.pads_begin = {pb};
+                            p.pads_end = {pb};
+                            if (rank == 2) {
+                                p.input_shape.insert(p.input_shape.begin() + 2, 4);
+                                p.filter_shape.insert(p.filter_shape.begin() + 3, 4);
+                                p.strides.insert(p.strides.begin(), 2);
+                                p.pads_begin.insert(p.pads_begin.begin(), 1);
+                                p.pads_end.insert(p.pads_end.begin(), 1);
+                            }
+                            EXPECT_TRUE(random_run_matches_reference(t, p, rng))
+                                << deconv_test::dt_str(t) << " " << deconv_ref::describe(p);
+                            ran++;
+                        }
+        }
     }
     EXPECT_GT(ran, 0);
 }

@@ -364,14 +364,18 @@ inline ::testing::AssertionResult run_and_check(const GenCase &c) {
             if (!out.guards_intact()) return fail() << "wrote outside the output buffer";
             auto r = compare_to_reference(c.dtype, read_all(out), ref);
             if (!r) return fail() << "first Plan::run: " << r.message();
-            // Run again on new input values, into the output that holds the first result.
+            // Run again on new input values, into the output that holds the first result, with
+            // the filter packed once (Plan::pack_filter) and the caller's copy then overwritten:
+            // the packing must hold its own copy.
             std::mt19937 rng(static_cast<uint32_t>(c.seed * 7 + 1));
             const auto input2 = random_values(c.dtype, in.count, rng);
             fill(in, input2);
             const deconv_ref::Result ref2 = deconv_ref::compute(p, input2, c.filter);
-            plan.run(in.data(), w.data(), out.data());
+            const deconv::PackedFilter packed = plan.pack_filter(w.cview());
+            w.fill_bytes(0x5A);
+            plan.run(in.cview(), packed, out.view());
             r = compare_to_reference(c.dtype, read_all(out), ref2);
-            if (!r) return fail() << "second Plan::run: " << r.message();
+            if (!r) return fail() << "second Plan::run (packed filter): " << r.message();
             return r;
         }
         // Strided views into larger buffers, possibly with permuted axis order.

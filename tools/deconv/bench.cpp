@@ -188,9 +188,15 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
                 const deconv::TensorView vy{dy.data(), r.dtype, si.output_shape, {}, on_gpu};
                 r.ours = time_runs([&] { plan.run(vx, vw, vy); }, opt.warmup, opt.repeats, opt.budget_s);
                 dy.download(y.data(), y.bytes.size());
-            } else {
+            } else if (opt.pack_per_run) {
                 r.ours = time_runs([&] { plan.run(x.data(), w.data(), y.data()); },
                                    opt.warmup, opt.repeats, opt.budget_s);
+            } else {
+                const deconv::PackedFilter pw =
+                    plan.pack_filter(deconv::ConstTensorView(w.data(), r.dtype, l.filter_shape));
+                const deconv::ConstTensorView vx(x.data(), r.dtype, l.input_shape);
+                const deconv::TensorView vy{y.data(), r.dtype, si.output_shape, {}};
+                r.ours = time_runs([&] { plan.run(vx, pw, vy); }, opt.warmup, opt.repeats, opt.budget_s);
             }
         } catch (const deconv::Error &e) {
             progress.done();

@@ -1,8 +1,9 @@
 // `deconv bench`: times layers with the library (and oneDNN, when built with it) and prints a
 // table or JSON.
 //
-// Per layer: a Plan is created, X and W filled with seeded small integers, then `warmup` runs
-// and `repeats` timed runs of Plan::run; the median, minimum and spread ((max-min)/median) are
+// Per layer: a Plan is created, X and W filled with seeded small integers, W packed once
+// (Plan::pack_filter: constant weights, as oneDNN's are reordered once), then `warmup` runs and
+// `repeats` timed runs of Plan::run; the median, minimum and spread ((max-min)/median) are
 // reported. GFLOP/s = 2 * nominal MACs / median time, nominal MACs = N*G*C_in*C_out*prod(X)*
 // prod(K) as shared/bench/layers.json defines it (prod(Y), the output's, for the forward
 // GroupConvolution; see nominal_macs). Layers run in their data format: nxc layers on our
@@ -30,6 +31,9 @@ struct BenchOptions {
     bool json = false;
     bool include_scale = false;
     bool onednn = true;
+    // Time Plan::run with the filter packed on every run instead of once (Plan::pack_filter, as
+    // oneDNN's weights are reordered once, outside its timed runs).
+    bool pack_per_run = false;
     double peak_gflops = 380.0;
     double peak_gbps = 41.0;
     uint64_t seed = 1;

@@ -113,7 +113,9 @@ const char *kBenchFooter =
     "build, oneDNN's deconvolution_forward (convolution_forward for group_convolution) is timed "
     "on the same data in the same run (plain layouts and format_tag::any, reorders "
     "excluded, the faster reported; bf16/f16 in that dtype when oneDNN accepts it, else f32) "
-    "and speedup = oneDNN time / ours. A geomean row ends the table.\n"
+    "and speedup = oneDNN time / ours. Our filter is packed once before the timed runs "
+    "(Plan::pack_filter, constant weights; --pack-per-run packs it in every run). A geomean row "
+    "ends the table.\n"
     "--threads N sets HL_NUM_THREADS for our kernels and omp_set_num_threads for oneDNN (OpenMP) "
     "before either runs; without it both use every core (or OMP_NUM_THREADS / HL_NUM_THREADS "
     "from the environment). nxc layers (suite \"layout\": \"nxc\", or --data-format nxc for every "
@@ -177,6 +179,8 @@ int main(int argc, char **argv) {
     bench_cmd->add_option("--target", bench.target, "Device of our kernels: cpu (default; alias host) or cuda (oneDNN stays on the CPU)")->type_name("cpu|cuda")->group("Bench");
     bench_cmd->add_flag("--cpu-fallback", bench.cpu_fallback,
         "With --target cuda: run on the CPU (saying so) when CUDA cannot run a layer")->group("Bench");
+    bench_cmd->add_flag("--pack-per-run", bench.bench.pack_per_run,
+        "Pack the filter inside every timed run (default: once, Plan::pack_filter, as oneDNN's weights)")->group("Bench");
     bench_cmd->add_flag("--json", bench.bench.json, "Machine-readable output on stdout")->group("Bench");
     bench_cmd->add_option("--seed", bench.bench.seed, "Seed of the random data (default 1)")->type_name("N")->group("Bench");
     bench_cmd->add_option("--peak-gflops", bench.bench.peak_gflops, "Roofline compute peak (default 380)")->type_name("X")->group("Bench");

@@ -1,0 +1,47 @@
+// The zero-bordered input copy of backprop layers on the CPU: the input with margins on every
+// spatial axis wide enough that every tap of every phase reads inside it, so that every phase
+// runs an interior kernel (no bounds test per read). Plans keep the copies' buffers between runs
+// (BufferPool): their margins stay zero, so a run rewrites the interior alone and touches no
+// fresh pages.
+#pragma once
+
+#include "buffer_pool.h"
+#include "op_geometry.h"
+#include "phase_decomposition.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace deconv {
+namespace detail {
+
+// The largest zero-bordered input copy a plan makes (bytes); larger inputs run the bounded
+// kernel on the caller's buffer, so the spec's 3D example keeps its memory at the tensors' size.
+constexpr int64_t kMaxBorderedInputBytes = int64_t(64) << 20;
+
+// Margins (before, after) each spatial axis (spec order) needs so that every tap of every phase
+// reads inside a zero-bordered copy of the input; false when the copy would be too large.
+// `interleave` (the innermost axis's stride s, 0: none): also what the interleaved kernel reads
+// there (dilation 1): group q of phase ph < s reads q + floor((ph + pad_begin) / s) - j for every
+// j below the most taps of a phase (the packed filter gives the shorter phases zero taps).
+bool border_margins(const std::vector<std::vector<AxisPhase>> &phases, const OpGeometry &geo, size_t elem,
+                    int64_t interleave, int64_t inner_pad_begin, int64_t inner_out, std::vector<int64_t> &lo,
+                    std::vector<int64_t> &hi);
+
+// A zero-bordered copy of the input: the pool's buffer and its dense strides (shape order).
+struct BorderedInput {
+    BufferPool::Lease buffer;
+    std::vector<int64_t> strides;
+};
+
+// Copies `src` (strides `src_st`, any layout) of `shape` into a buffer of `pool` with margins
+// `lo`/`hi` per spatial axis; `first_spatial`: the shape index of spatial axis 0 (2 for NCX, 1
+// for NXC, whose channels stay the innermost axis, without margins). A plan's pool hands back
+// buffers of its earlier runs, whose margins are still zero: only the interior is written.
+BorderedInput bordered_copy(BufferPool &pool, const uint8_t *src, const std::vector<int64_t> &src_st,
+                            const std::vector<int64_t> &shape, const std::vector<int64_t> &lo,
+                            const std::vector<int64_t> &hi, size_t first_spatial, size_t elem);
+
+}  // namespace detail
+}  // namespace deconv

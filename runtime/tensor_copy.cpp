@@ -1,0 +1,216 @@
+#include "tensor_copy.h"
+
+#include "HalideRuntime.h"
+
+#include <algorithm>
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace deconv {
+namespace detail {
+namespace {
+
+// The copy after its shape is simplified: `inner` is the destination's fastest axis, `cross` the
+// source's when that differs (-1: the same axis), `outer` every other axis.
+struct CopyPlan {
+    const uint8_t *src;
+    uint8_t *dst;
+    size_t elem;
+    int64_t n_inner, s_inner, d_inner;  // extent, source stride, destination stride of `inner`
+    int64_t n_cross = 1, s_cross = 0, d_cross = 0;
+    std::vector<int64_t> n_outer, s_outer, d_outer;
+    int64_t outer_count = 1;
+    int64_t items = 1;  // outer_count x chunks of the cross axis
+};
+
+// Tile edge of the transposing copy: 16 elements of 4 bytes is one cache line per tile row.
+constexpr int64_t kTile = 16;
+
+#if defined(__x86_64__)
+// 8x8 tiles of 4-byte elements with AVX2 shuffles: eight row loads, 24 shuffles, eight row
+// stores per 64 elements (the scalar tile loop moves one element per load and store).
+__attribute__((target("avx2"))) void transpose8x8_avx2(const uint32_t *s, int64_t s_row, uint32_t *d,
+                                                       int64_t d_row) {
+    __m256 r[8], t[8];
+    for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(reinterpret_cast<const float *>(s + i * s_row));
+    for (int i = 0; i < 4; i++) {
+        t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 2; i++) {
+        r[4 * i + 0] = _mm256_shuffle_ps(t[4 * i + 0], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        r[4 * i + 1] = _mm256_shuffle_ps(t[4 * i + 0], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        r[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        r[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int i = 0; i < 4; i++) {
+        t[i] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x20);
+        t[i + 4] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x31);
+    }
+    for (int i = 0; i < 8; i++) _mm256_storeu_ps(reinterpret_cast<float *>(d + i * d_row), t[i]);
+}
+
+bool have_avx2() {
+    static const bool yes = __builtin_cpu_supports("avx2");
+    return yes;
+}
+#endif
+
+// Copies x in [x0, x1) of the cross axis by tiles over (cross, inner): each tile row writes
+// consecutive destination elements and reads one element from each of kTile source rows that
+// stay in cache across the tile.
+template <typename T>
+void copy_rows(const CopyPlan &c, const uint8_t *src, uint8_t *dst, int64_t x0, int64_t x1) {
+    const T *s = reinterpret_cast<const T *>(src);
+    T *d = reinterpret_cast<T *>(dst);
+    if (c.n_cross == 1) {
+        if (c.s_inner == 1 && c.d_inner == 1) {
+            std::memcpy(d, s, (size_t)c.n_inner * sizeof(T));
+            return;
+        }
+        for (int64_t i = 0; i < c.n_inner; i++) d[i * c.d_inner] = s[i * c.s_inner];
+        return;
+    }
+#if defined(__x86_64__)
+    if (sizeof(T) == 4 && c.s_cross == 1 && c.d_inner == 1 && have_avx2()) {
+        const uint32_t *s4 = reinterpret_cast<const uint32_t *>(src);
+        uint32_t *d4 = reinterpret_cast<uint32_t *>(dst);
+        const int64_t x8 = x0 + (x1 - x0) / 8 * 8, i8 = c.n_inner / 8 * 8;
+        for (int64_t x = x0; x < x8; x += 8)
+            for (int64_t i = 0; i < i8; i += 8)
+                transpose8x8_avx2(s4 + i * c.s_inner + x, c.s_inner, d4 + x * c.d_cross + i, c.d_cross);
+        // The ragged edges, element by element.
+        for (int64_t x = x0; x < x1; x++) {
+            const int64_t from = x < x8 ? i8 : 0;
+            for (int64_t i = from; i < c.n_inner; i++) d4[x * c.d_cross + i] = s4[i * c.s_inner + x];
+        }
+        return;
+    }
+#endif
+    for (int64_t xt = x0; xt < x1; xt += kTile) {
+        const int64_t xe = std::min(x1, xt + kTile);
+        for (int64_t i0 = 0; i0 < c.n_inner; i0 += kTile) {
+            const int64_t ie = std::min(c.n_inner, i0 + kTile);
+            for (int64_t x = xt; x < xe; x++) {
+                const T *sr = s + x * c.s_cross;
+                T *dr = d + x * c.d_cross;
+                for (int64_t i = i0; i < ie; i++) dr[i * c.d_inner] = sr[i * c.s_inner];
+            }
+        }
+    }
+}
+
+// Work items: every outer index times chunks of the cross axis (so that a transpose of one
+// large 2D slice, e.g. a 1D layer's [C, X], still spreads over the threads).
+constexpr int64_t kCrossChunk = 64;
+
+int64_t cross_chunks(const CopyPlan &c) { return (c.n_cross + kCrossChunk - 1) / kCrossChunk; }
+
+void copy_items(const CopyPlan &c, int64_t begin, int64_t end) {
+    const size_t dims = c.n_outer.size();
+    const int64_t chunks = cross_chunks(c);
+    std::vector<int64_t> idx(dims, 0);
+    int64_t rem = begin / chunks;
+    for (size_t a = dims; a-- > 0;) {
+        idx[a] = rem % c.n_outer[a];
+        rem /= c.n_outer[a];
+    }
+    int64_t chunk = begin % chunks;
+    for (int64_t item = begin; item < end; item++) {
+        int64_t so = 0, dof = 0;
+        for (size_t a = 0; a < dims; a++) {
+            so += idx[a] * c.s_outer[a];
+            dof += idx[a] * c.d_outer[a];
+        }
+        const uint8_t *s = c.src + so * (int64_t)c.elem;
+        uint8_t *d = c.dst + dof * (int64_t)c.elem;
+        const int64_t x0 = chunk * kCrossChunk, x1 = std::min(c.n_cross, x0 + kCrossChunk);
+        switch (c.elem) {
+        case 1: copy_rows<uint8_t>(c, s, d, x0, x1); break;
+        case 2: copy_rows<uint16_t>(c, s, d, x0, x1); break;
+        case 4: copy_rows<uint32_t>(c, s, d, x0, x1); break;
+        default: copy_rows<uint64_t>(c, s, d, x0, x1); break;
+        }
+        if (++chunk < chunks) continue;
+        chunk = 0;
+        for (size_t a = dims; a-- > 0;) {
+            if (++idx[a] < c.n_outer[a]) break;
+            idx[a] = 0;
+        }
+    }
+}
+
+// Parallel tasks per copy, and the size below which the copy stays on one thread.
+constexpr int kTasks = 32;
+constexpr int64_t kParallelBytes = int64_t(256) << 10;
+
+struct TaskClosure {
+    const CopyPlan *plan;
+    int64_t per_task;
+};
+
+int copy_task(void *, int task, uint8_t *closure) {
+    const TaskClosure &t = *reinterpret_cast<const TaskClosure *>(closure);
+    const int64_t begin = task * t.per_task;
+    copy_items(*t.plan, begin, std::min(t.plan->items, begin + t.per_task));
+    return 0;
+}
+
+}  // namespace
+
+void copy_tensor(const uint8_t *src, const std::vector<int64_t> &src_st, uint8_t *dst,
+                 const std::vector<int64_t> &dst_st, const std::vector<int64_t> &shape, size_t elem) {
+    // Axes of extent 1 do not move the copy.
+    std::vector<size_t> axes;
+    int64_t count = 1;
+    for (size_t a = 0; a < shape.size(); a++) {
+        if (shape[a] == 0) return;
+        count *= shape[a];
+        if (shape[a] > 1) axes.push_back(a);
+    }
+    if (axes.empty()) {
+        std::memcpy(dst, src, elem);
+        return;
+    }
+    auto fastest = [&](const std::vector<int64_t> &st) {
+        size_t best = axes.back();
+        for (size_t a : axes)
+            if (st[a] < st[best]) best = a;
+        return best;
+    };
+    const size_t inner = fastest(dst_st);
+    const size_t cross = fastest(src_st);
+    CopyPlan c;
+    c.src = src;
+    c.dst = dst;
+    c.elem = elem;
+    c.n_inner = shape[inner];
+    c.s_inner = src_st[inner];
+    c.d_inner = dst_st[inner];
+    if (cross != inner && src_st[cross] < src_st[inner]) {
+        c.n_cross = shape[cross];
+        c.s_cross = src_st[cross];
+        c.d_cross = dst_st[cross];
+    }
+    for (size_t a : axes) {
+        if (a == inner || (c.n_cross > 1 && a == cross)) continue;
+        c.n_outer.push_back(shape[a]);
+        c.s_outer.push_back(src_st[a]);
+        c.d_outer.push_back(dst_st[a]);
+        c.outer_count *= shape[a];
+    }
+    c.items = c.outer_count * cross_chunks(c);
+    if (count * (int64_t)elem < kParallelBytes || c.items < 2) {
+        copy_items(c, 0, c.items);
+        return;
+    }
+    TaskClosure t{&c, (c.items + kTasks - 1) / kTasks};
+    const int tasks = (int)((c.items + t.per_task - 1) / t.per_task);
+    halide_do_par_for(nullptr, copy_task, 0, tasks, reinterpret_cast<uint8_t *>(&t));
+}
+
+}  // namespace detail
+}  // namespace deconv

@@ -1,0 +1,21 @@
+// Copies between strided layouts of one tensor shape: the dispatcher's repacks of the caller's
+// views (densifying a strided input, filling the zero-bordered input copy, writing a dense
+// result back into a strided output) and the layout change of channels-first layers run on the
+// channels-last kernels (plan.cpp), which is a transpose of channels against positions.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace deconv {
+namespace detail {
+
+// dst[i] = src[i] for every index i of `shape`, strides in elements of `elem` bytes (1, 2, 4 or
+// 8). Layouts whose fastest axes differ are copied in square tiles (reads and writes both stay
+// within a few cache lines per tile); large copies run on the kernels' thread pool.
+void copy_tensor(const uint8_t *src, const std::vector<int64_t> &src_st, uint8_t *dst,
+                 const std::vector<int64_t> &dst_st, const std::vector<int64_t> &shape, size_t elem);
+
+}  // namespace detail
+}  // namespace deconv
