@@ -735,14 +735,21 @@ void choose_bordered_input(Plan::Impl &p) {
 // per output is long. Measured on the suite (2 threads, ms, channels-first kernels against
 // channels-last ones): dcgan_l4 40 -> 13, centernet_up3 49 -> 23, unet3d_up 25 -> 13, unet_up4
 // 12.5 -> 9.4, vnet_up_3x3x3 8.0 -> 5.5, hifigan_up3 7.2 -> 5.9; dcgan_l2 (2048 input channels x
-// taps per phase) 18.0 -> 19.6. DECONV_NCX_SCHEDULE (positions or channels) keeps the
-// channels-first kernels.
+// taps per phase) 18.0 -> 19.6. DECONV_NCX_SCHEDULE = positions | channels keeps the
+// channels-first kernels, = channels_last takes this route for every layer (for measuring).
 constexpr int64_t kMaxLayoutCopyBytes = int64_t(512) << 20;
 
 bool choose_via_channels_last(const Plan::Impl &p) {
     const detail::OpGeometry &g = p.geo;
-    if (g.forward || g.data_format != DataFormat::NCX || g.c_out < 16) return false;
-    if (std::getenv("DECONV_NCX_SCHEDULE")) return false;
+    if (g.forward || g.data_format != DataFormat::NCX) return false;
+    const char *env = std::getenv("DECONV_NCX_SCHEDULE");
+    const bool forced = env && std::strcmp(env, "channels_last") == 0;
+    if (env && !forced) return false;
+    if (!detail::find_kernel("phase_conv_nxc", g.rank, p.dtype) ||
+        !detail::find_kernel("phase_conv_nxc_interior", g.rank, p.dtype))
+        return false;
+    if (forced) return true;
+    if (g.c_out < 16) return false;
     int64_t taps = 1;  // the most taps of a phase
     for (const auto &axis : p.phases) {
         int64_t most = 0;
@@ -756,9 +763,7 @@ bool choose_via_channels_last(const Plan::Impl &p) {
     for (int64_t v : p.input_shape) bytes = checked_mul(bytes, v, "data bytes");
     int64_t out_bytes = (int64_t)dtype_size(p.dtype);
     for (int64_t v : p.info.output_shape) out_bytes = checked_mul(out_bytes, v, "output bytes");
-    if (bytes + out_bytes > kMaxLayoutCopyBytes) return false;
-    return detail::find_kernel("phase_conv_nxc", g.rank, p.dtype) &&
-           detail::find_kernel("phase_conv_nxc_interior", g.rank, p.dtype);
+    return bytes + out_bytes <= kMaxLayoutCopyBytes;
 }
 
 // Shapes and strides of a channels-first tensor [N, C, X..] in channels-last order [N, X.., C].

@@ -72,7 +72,7 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
     for (Branch &b : base) {
         if (b.c_tile == b.q_tile) {
             b.c_tile *= 2;
-            b.cond = channels >= b.c_tile && width >= b.q_tile;
+            b.cond = b.cond && channels >= b.c_tile;
         }
     }
     std::vector<Branch> branches;

@@ -39,6 +39,7 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
         int q_tile, co_tile, vec;
         bool unroll_j = false;   // two taps along axis 0 (kernel = 2 x stride): unrolled
         bool taps_inner = false;  // one input channel (depthwise): the taps innermost
+        bool unroll_outer = false;  // and two taps along axis 1 too (rank >= 2): unrolled
     };
     std::vector<Branch> branches = {
         {channels >= sp.co_tile && width >= qt, qt, sp.co_tile, lanes},
@@ -79,6 +80,13 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
             Branch d = b;
             d.cond = b.cond && two_taps && one_channel;
             d.unroll_j = d.taps_inner = true;
+            if (rank >= 2) {
+                // Depthwise 2D/3D upsampling (kernel 2s x 2s): all four taps of a tile unrolled.
+                Branch d2 = d;
+                d2.cond = d.cond && p.r[1].extent() == 2;
+                d2.unroll_outer = true;
+                branches.push_back(d2);
+            }
             branches.push_back(d);
         }
         Branch u = b;
@@ -150,6 +158,7 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
             if (b.co_tile > 1) st.unroll(p.co);
         }
         if (sp.unroll_taps || b.unroll_j) au.unroll(p.r[0]);
+        if (b.unroll_outer) au.unroll(p.r[1]);
     }
     p.acc.unroll(p.ph);
     u.unroll(p.ph);

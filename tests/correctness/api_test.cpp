@@ -751,6 +751,16 @@ TEST(ScheduleBranches, EveryRowWidthAndChannelCount) {
     EXPECT_GT(ran, 0);
 }
 
+// Makes a grouped 1D problem 2D: an outer spatial axis of `x` inputs, kernel `k`, stride `s`
+// and pad `pad` on both sides.
+static void add_outer_axis(deconv_ref::Problem &p, int64_t x, int64_t k, int64_t s, int64_t pad) {
+    p.input_shape.insert(p.input_shape.begin() + 2, x);
+    p.filter_shape.insert(p.filter_shape.begin() + 3, k);
+    p.strides.insert(p.strides.begin(), s);
+    p.pads_begin.insert(p.pads_begin.begin(), pad);
+    p.pads_end.insert(p.pads_end.begin(), pad);
+}
+
 // Depthwise layers with two taps per phase along the innermost axis (kernel = 2 x stride, the
 // common upsampling) take the interleaved kernel's specialization with the taps innermost and
 // unrolled; one and three taps per phase take the general branches beside it.
@@ -772,13 +782,7 @@ TEST(InterleavedPhases, DepthwiseTwoTapsPerPhase) {
                             p.strides = {s};
                             p.pads_begin = {pb};
                             p.pads_end = {pb};
-                            if (rank == 2) {
-                                p.input_shape.insert(p.input_shape.begin() + 2, 4);
-                                p.filter_shape.insert(p.filter_shape.begin() + 3, 4);
-                                p.strides.insert(p.strides.begin(), 2);
-                                p.pads_begin.insert(p.pads_begin.begin(), 1);
-                                p.pads_end.insert(p.pads_end.begin(), 1);
-                            }
+                            if (rank == 2) add_outer_axis(p, 4, 4, 2, 1);
                             EXPECT_TRUE(random_run_matches_reference(t, p, rng))
                                 << deconv_test::dt_str(t) << " " << deconv_ref::describe(p);
                             ran++;
@@ -818,13 +822,8 @@ TEST(InterleavedPhases, StridesTwoAndEightEveryPadKernelAndTail) {
                             int64_t pe = 0;
                             while (y0 - pe > s && ((y0 - pe) % s + s) % s != tail) pe++;
                             p.pads_end = {pe};
-                            if (rank == 2) {  // outer axis: stride 3, kernel 2 (one phase without taps)
-                                p.input_shape.insert(p.input_shape.begin() + 2, 3);
-                                p.filter_shape.insert(p.filter_shape.begin() + 3, 2);
-                                p.strides.insert(p.strides.begin(), 3);
-                                p.pads_begin.insert(p.pads_begin.begin(), 0);
-                                p.pads_end.insert(p.pads_end.begin(), 0);
-                            }
+                            // Outer axis: stride 3, kernel 2 (one phase without taps).
+                            if (rank == 2) add_outer_axis(p, 3, 2, 3, 0);
                             EXPECT_TRUE(random_run_matches_reference(t, p, rng))
                                 << deconv_test::dt_str(t) << " " << deconv_ref::describe(p);
                             ran++;
