@@ -24,7 +24,6 @@ public:
             if (pool_ && !data_.empty()) pool_->give_back(std::move(data_));
         }
         uint8_t *data() { return data_.data(); }
-        size_t size() const { return data_.size(); }
 
     private:
         BufferPool *pool_;

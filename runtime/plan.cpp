@@ -715,15 +715,17 @@ void choose_bordered_input(Plan::Impl &p) {
         // kernel's wider register tile (2 vectors x 8 channels) beats the interleaved one and the
         // copy does not pay (measured: unet_up4, hifigan_up3, unet3d_up 1.4-1.6x slower bordered
         // and interleaved).
-        if ((p.channel_major || geo.c_out < 16) && detail::border_margins(p.phases, geo, dtype_size(dtype), interleave ? s : 0, p.info.pads_begin[in],
-                           p.out_spatial[in], lo, hi) &&
-            (interleave || std::any_of(lo.begin(), lo.end(), [](int64_t v) { return v > 0; }) ||
-             std::any_of(hi.begin(), hi.end(), [](int64_t v) { return v > 0; }))) {
-            p.border_lo = lo;
-            p.border_hi = hi;
-            const auto positive = [](int64_t v) { return v > 0; };
-            p.border_copy = std::any_of(lo.begin(), lo.end(), positive) || std::any_of(hi.begin(), hi.end(), positive);
-            if (interleave) p.interleaved_kernel = ik;
+        const auto positive = [](int64_t v) { return v > 0; };
+        if ((p.channel_major || geo.c_out < 16) &&
+            detail::border_margins(p.phases, geo, dtype_size(dtype), interleave ? s : 0, p.info.pads_begin[in],
+                                   p.out_spatial[in], lo, hi)) {
+            const bool margins = std::any_of(lo.begin(), lo.end(), positive) || std::any_of(hi.begin(), hi.end(), positive);
+            if (interleave || margins) {
+                p.border_lo = lo;
+                p.border_hi = hi;
+                p.border_copy = margins;
+                if (interleave) p.interleaved_kernel = ik;
+            }
         }
     }
 }
@@ -877,7 +879,6 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
         }
     }
     impl->macs = macs;
-    if (impl->device == Device::CPU) choose_bordered_input(*impl);
     detail::install_halide_hooks();
     if (impl->device == Device::CPU && dtype == DType::f16 && detail::use_f16c_conversion() &&
         detail::find_kernel(kernel_op(geo, impl->channel_major, false), rank, DType::f32)) {
@@ -886,6 +887,8 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
     if (impl->device == Device::CPU && !impl->via_f32 && choose_via_channels_last(*impl)) {
         impl->via_nxc = channels_last_twin(*impl);
     }
+    // Only a plan that runs its own CPU kernels reads a bordered input (the twins choose theirs).
+    if (impl->device == Device::CPU && !impl->via_f32 && !impl->via_nxc) choose_bordered_input(*impl);
     return Plan(std::move(impl));
 }
 
@@ -944,12 +947,14 @@ struct PackedFilter::Impl {
     FilterPacking packing;   // CPU plans
     PackedFilter via_f32;    // f16 plans run as f32
     std::vector<uint8_t> dense;  // CUDA plans
-    size_t bytes = 0;
 };
 
 PackedFilter::PackedFilter() = default;
 PackedFilter::PackedFilter(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
-size_t PackedFilter::bytes() const { return impl_ ? impl_->bytes : 0; }
+size_t PackedFilter::bytes() const {
+    if (!impl_) return 0;
+    return impl_->packing.data.size() + impl_->via_f32.bytes() + impl_->dense.size();
+}
 bool PackedFilter::empty() const { return !impl_; }
 
 PackedFilter Plan::pack_filter(const ConstTensorView &filter) const {
@@ -966,15 +971,12 @@ PackedFilter Plan::pack_filter(const ConstTensorView &filter) const {
         packed->dense.resize((size_t)count * elem);
         detail::copy_tensor((const uint8_t *)filter.data, w_st, packed->dense.data(), dense_strides(p.filter_shape),
                      p.filter_shape, elem);
-        packed->bytes = packed->dense.size();
     } else if (p.via_f32) {
         std::vector<float> w = detail::f16_to_dense_f32((const uint16_t *)filter.data, p.filter_shape, w_st);
         packed->via_f32 = Plan(p.via_f32).pack_filter(ConstTensorView(w.data(), DType::f32, p.filter_shape));
-        packed->bytes = packed->via_f32.bytes();
     } else {
         check_fits_int32(w_st, "filter stride");
         packed->packing = ::deconv::pack_filter(filter.data, w_st, kernel_plan(p), elem);
-        packed->bytes = packed->packing.data.size();
     }
     return PackedFilter(std::move(packed));
 }
@@ -1060,16 +1062,12 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
     const void *in_data = input.data;
     const bool bordered = !p.border_lo.empty();
     std::optional<detail::BorderedInput> bordered_copy;
-    if (p.border_copy) {
-        bordered_copy.emplace(detail::bordered_copy(p.bordered_pool, (const uint8_t *)in_data, in_st, p.input_shape,
-                                                    p.border_lo, p.border_hi, fmt == DataFormat::NXC ? 1 : 2, elem));
-        in_data = bordered_copy->buffer.data();
-        in_st = bordered_copy->strides;
-    } else if (in_st.back() != 1) {
-        // A dense copy: a bordered one without margins, in a buffer the plan keeps.
+    if (p.border_copy || in_st.back() != 1) {
+        // Without margins (a plain dense copy) when the layer reads no bordered input.
         const std::vector<int64_t> none(rank, 0);
         bordered_copy.emplace(detail::bordered_copy(p.bordered_pool, (const uint8_t *)in_data, in_st, p.input_shape,
-                                                    none, none, fmt == DataFormat::NXC ? 1 : 2, elem));
+                                                    bordered ? p.border_lo : none, bordered ? p.border_hi : none,
+                                                    fmt == DataFormat::NXC ? 1 : 2, elem));
         in_data = bordered_copy->buffer.data();
         in_st = bordered_copy->strides;
     }

@@ -14,7 +14,7 @@ namespace detail {
 namespace {
 
 // The copy after its shape is simplified: `inner` is the destination's fastest axis, `cross` the
-// source's when that differs (-1: the same axis), `outer` every other axis.
+// source's when that differs (n_cross == 1: the same axis), `outer` every other axis.
 struct CopyPlan {
     const uint8_t *src;
     uint8_t *dst;
