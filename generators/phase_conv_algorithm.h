@@ -45,6 +45,7 @@ struct InterleavedStages {
     Halide::Var co{"co"}, g{"g"}, n{"n"};
     Halide::RDom r;  // taps r[0..D-1] (axis 0: j), input channel r[D]
     Halide::Func acc{"acc"}, out{"out"};
+    Halide::Func filter;  // as given (schedules may wrap it)
 
     std::vector<Halide::Var> args() const {
         std::vector<Halide::Var> a = {ph};
@@ -61,6 +62,7 @@ inline InterleavedStages define_interleaved_phase_conv(const Halide::Func &input
                                                        const Halide::Type &storage) {
     using namespace Halide;
     InterleavedStages p;
+    p.filter = filter;
     for (int i = 0; i < rank; i++) p.q.emplace_back("q" + std::to_string(i));
     Region taps = {{0, filter_param.dim(0).extent()}};
     for (int i = 1; i < rank; i++) taps.push_back({0, filter_param.dim(i + 1).extent()});

@@ -50,11 +50,16 @@ public:
         output->dim(0).set_min(0);
         output->dim(1).set_stride(x_stride);
         filter->dim(0).set_stride(Expr());
+        // Output channels innermost in the packed filter (pack_interleaved): a tile's weight
+        // broadcasts are constant offsets from one address per tap.
+        filter->dim(rank + 1).set_stride(1);
 
         ScheduleParams sp;
         sp.vectors = vectors;
         sp.co_tile = co_tile;
         sp.unroll_taps = unroll_taps;
+        sp.l2_weight_bytes = l2_weight_kib * 1024;
+        sp.q_block = q_block;
         if (get_target().has_gpu_feature()) {
             std::cerr << "deconv generator: the interleaved phase kernel is a CPU kernel\n";
             std::exit(1);

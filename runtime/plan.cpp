@@ -683,10 +683,38 @@ const std::string &Plan::fallback_reason() const { return impl_->fallback_reason
 namespace {
 
 // The CPU kernels of a layer: which schedule (channel_major) and the bounded and interior kernels.
-void choose_cpu_kernels(Plan::Impl &p) {
-    p.channel_major = choose_channel_major(p.geo, p.info.strides);
+void set_cpu_kernels(Plan::Impl &p, bool channel_major) {
+    p.channel_major = channel_major;
     p.kernel = detail::find_kernel(kernel_op(p.geo, p.channel_major, false), p.geo.rank, p.dtype);
     p.interior_kernel = detail::find_kernel(kernel_op(p.geo, p.channel_major, true), p.geo.rank, p.dtype);
+}
+
+void choose_cpu_kernels(Plan::Impl &p) { set_cpu_kernels(p, choose_channel_major(p.geo, p.info.strides)); }
+
+// The interleaved kernel of a channels-first backprop layer on the position-vectorized
+// schedule, if the layer can run it: stride 2 or 8 and dilation 1 on the innermost axis, one
+// phase per output residue in residue order (every residue has an output). Null otherwise.
+const detail::KernelEntry *interleaved_kernel_for(const Plan::Impl &p, bool channel_major) {
+    const int in = p.geo.rank - 1;  // the innermost axis, spec order
+    const int64_t s = p.info.strides[in];
+    if (p.geo.forward || channel_major || p.geo.data_format != DataFormat::NCX || (s != 2 && s != 8) ||
+        p.info.dilations[in] != 1 || p.out_spatial[in] < s || (int64_t)p.phases[in].size() != s)
+        return nullptr;
+    for (int64_t r = 0; r < s; r++)
+        if (p.phases[in][r].out_first != r) return nullptr;
+    return detail::find_kernel(("phase_conv_interleaved_s" + std::to_string(s)).c_str(), p.geo.rank, p.dtype);
+}
+
+// 1D layers with 16 or more output channels whose weights fit half of L2 run on the interleaved
+// kernel's blocked tiles (q_blocked in cpu_interleaved_schedule.h, whose l2_weight_bytes is this
+// bound) rather than on the channels-last kernels: no transposes. hifigan_up3: 8.0 -> 4.7-5.3 ms.
+// Larger weights (hifigan_up1: 8 MiB) would stream from L3 once per block: channels-last.
+bool prefers_interleaved_1d(const Plan::Impl &p) {
+    if (p.geo.rank != 1 || p.geo.c_out < 16 || !interleaved_kernel_for(p, false)) return false;
+    int64_t taps = 0;
+    for (const AxisPhase &a : p.phases[0]) taps = std::max(taps, a.tap_count);
+    const int64_t acc_bytes = p.dtype == DType::f64 ? 8 : 4;
+    return p.geo.c_in * taps * p.info.strides[0] * p.geo.c_out * acc_bytes <= int64_t(512) * 1024;
 }
 
 // Whether a CPU backprop layer reads a zero-bordered input copy, and whether it runs the
@@ -697,26 +725,21 @@ void choose_bordered_input(Plan::Impl &p) {
     const DType dtype = p.dtype;
     const char *border_env = std::getenv("DECONV_BORDERED_INPUT");  // "0": off, for measuring
     if (!geo.forward && !(border_env && std::strcmp(border_env, "0") == 0)) {
+        // The interleaved kernel is a positions schedule.
+        if (p.channel_major && !std::getenv("DECONV_NCX_SCHEDULE") && prefers_interleaved_1d(p)) set_cpu_kernels(p, false);
         const int in = rank - 1;  // the innermost axis, spec order
         const int64_t s = p.info.strides[in];
-        // The interleaved kernel is a positions schedule (channels-first data).
-        const detail::KernelEntry *ik =
-            !p.channel_major && (s == 2 || s == 8)
-                ? detail::find_kernel(("phase_conv_interleaved_s" + std::to_string(s)).c_str(), rank, dtype)
-                : nullptr;
-        // One phase per output residue, in residue order (every residue has an output).
-        bool interleave = ik && p.info.dilations[in] == 1 && p.out_spatial[in] >= s &&
-                          (int64_t)p.phases[in].size() == s;
-        for (int64_t r = 0; interleave && r < s; r++) interleave = p.phases[in][r].out_first == r;
+        const detail::KernelEntry *ik = interleaved_kernel_for(p, p.channel_major);
+        const bool interleave = ik != nullptr;
         std::vector<int64_t> lo, hi;
         // Channel-vectorized kernels always: their bounded twin reads each input value through
         // a scalar load behind a bounds select, and the copy is small beside their reduction.
-        // Positions kernels with few output channels only: with 16 or more, the position
-        // kernel's wider register tile (2 vectors x 8 channels) beats the interleaved one and the
-        // copy does not pay (measured: unet_up4, hifigan_up3, unet3d_up 1.4-1.6x slower bordered
-        // and interleaved).
+        // Positions kernels with few output channels: with 16 or more, the position kernel's
+        // wider register tile (2 vectors x 8 channels) beats the interleaved one and the copy
+        // does not pay (measured: unet_up4, unet3d_up 1.4-1.6x slower bordered and interleaved),
+        // except 1D layers with weights small enough for the co_inner tiles.
         const auto positive = [](int64_t v) { return v > 0; };
-        if ((p.channel_major || geo.c_out < 16) &&
+        if ((p.channel_major || geo.c_out < 16 || prefers_interleaved_1d(p)) &&
             detail::border_margins(p.phases, geo, dtype_size(dtype), interleave ? s : 0, p.info.pads_begin[in],
                                    p.out_spatial[in], lo, hi)) {
             const bool margins = std::any_of(lo.begin(), lo.end(), positive) || std::any_of(hi.begin(), hi.end(), positive);
@@ -751,7 +774,7 @@ bool choose_via_channels_last(const Plan::Impl &p) {
         !detail::find_kernel("phase_conv_nxc_interior", g.rank, p.dtype))
         return false;
     if (forced) return true;
-    if (g.c_out < 16) return false;
+    if (g.c_out < 16 || prefers_interleaved_1d(p)) return false;
     int64_t taps = 1;  // the most taps of a phase
     for (const auto &axis : p.phases) {
         int64_t most = 0;

@@ -792,6 +792,36 @@ TEST(InterleavedPhases, DepthwiseTwoTapsPerPhase) {
     EXPECT_GT(ran, 0);
 }
 
+// 1D layers with 16 or more output channels whose weights fit half of L2 run interleaved too
+// (hifigan_up3), over blocks of position tiles of 2 vectors x 6 channels (a channel count that is
+// no multiple of 6 recomputes its last tile; rows longer than one block of 32 tiles end in a
+// partial block). Both strides, pads reaching into the margins, groups and batch, and a
+// reduction long enough (160 channels x 2 taps) that the channel-vectorized schedule would be
+// chosen otherwise.
+TEST(InterleavedPhases, OneDimensionalManyChannelsInBlocks) {
+    int ran = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t) || !deconv_test::rank_built(1)) continue;
+        std::mt19937 rng(31);
+        for (int64_t s : {2, 8})
+            for (int64_t co : {16, 22})
+                for (auto [ci, x] : {std::pair<int64_t, int64_t>{5, 40}, {5, 1100}, {160, 40}}) {
+                    const int64_t pb = co == 16 ? 1 : s - 1;
+                    deconv_ref::Problem p;
+                    p.grouped = true;
+                    p.input_shape = {2, 2 * ci, x};
+                    p.filter_shape = {2, ci, co, 2 * s};
+                    p.strides = {s};
+                    p.pads_begin = {pb};
+                    p.pads_end = {pb};
+                    EXPECT_TRUE(random_run_matches_reference(t, p, rng))
+                        << deconv_test::dt_str(t) << " " << deconv_ref::describe(p);
+                    ran++;
+                }
+    }
+    EXPECT_GT(ran, 0);
+}
+
 // Layers with few output channels whose innermost axis has stride 2 or 8 run every phase of that
 // axis in one interleaved kernel call over a zero-bordered input copy; the outputs past the last
 // whole group of s (Y mod s of them) run on the phase kernel. Every pad (phase order and reach
