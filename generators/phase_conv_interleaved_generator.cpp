@@ -15,6 +15,8 @@ class PhaseConvInterleavedGenerator : public ConvKernelGenerator<PhaseConvInterl
 public:
     // Stride of the innermost spatial axis: the phases interleaved per tile.
     GeneratorParam<int> x_stride{"x_stride", 2, 2, 8};
+    // The blocked variant for layers with many output channels (cpu_interleaved_schedule.h).
+    GeneratorParam<bool> blocked{"blocked", false};
 
     // pads_begin of the innermost axis (phase ph of output group q reads input
     // q + floor((ph + pad_begin_0) / stride) - j).
@@ -58,13 +60,13 @@ public:
         sp.vectors = vectors;
         sp.co_tile = co_tile;
         sp.unroll_taps = unroll_taps;
-        sp.l2_weight_bytes = l2_weight_kib * 1024;
         sp.q_block = q_block;
+        sp.l2_input_bytes = l2_input_kib * 1024;
         if (get_target().has_gpu_feature()) {
             std::cerr << "deconv generator: the interleaved phase kernel is a CPU kernel\n";
             std::exit(1);
         }
-        schedule_cpu_interleaved(p, *output, x_stride, get_target(), accumulator_type(storage()), sp);
+        schedule_cpu_interleaved(p, *output, x_stride, get_target(), accumulator_type(storage()), sp, blocked);
     }
 };
 

@@ -692,29 +692,50 @@ void set_cpu_kernels(Plan::Impl &p, bool channel_major) {
 void choose_cpu_kernels(Plan::Impl &p) { set_cpu_kernels(p, choose_channel_major(p.geo, p.info.strides)); }
 
 // The interleaved kernel of a channels-first backprop layer on the position-vectorized
-// schedule, if the layer can run it: stride 2 or 8 and dilation 1 on the innermost axis, one
-// phase per output residue in residue order (every residue has an output). Null otherwise.
-const detail::KernelEntry *interleaved_kernel_for(const Plan::Impl &p, bool channel_major) {
+// schedule, if the layer can run it: stride 2 or 8 (blocked: 2) and dilation 1 on the innermost
+// axis, one phase per output residue in residue order (every residue has an output). Null
+// otherwise.
+const detail::KernelEntry *interleaved_kernel_for(const Plan::Impl &p, bool channel_major, bool blocked) {
     const int in = p.geo.rank - 1;  // the innermost axis, spec order
     const int64_t s = p.info.strides[in];
-    if (p.geo.forward || channel_major || p.geo.data_format != DataFormat::NCX || (s != 2 && s != 8) ||
+    if (p.geo.forward || channel_major || p.geo.data_format != DataFormat::NCX || (s != 2 && (blocked || s != 8)) ||
         p.info.dilations[in] != 1 || p.out_spatial[in] < s || (int64_t)p.phases[in].size() != s)
         return nullptr;
     for (int64_t r = 0; r < s; r++)
         if (p.phases[in][r].out_first != r) return nullptr;
-    return detail::find_kernel(("phase_conv_interleaved_s" + std::to_string(s)).c_str(), p.geo.rank, p.dtype);
+    const std::string op = std::string(blocked ? "phase_conv_interleaved_blocked_s" : "phase_conv_interleaved_s") +
+                           std::to_string(s);
+    return detail::find_kernel(op.c_str(), p.geo.rank, p.dtype);
 }
 
-// 1D layers with 16 or more output channels whose weights fit half of L2 run on the interleaved
-// kernel's blocked tiles (q_blocked in cpu_interleaved_schedule.h, whose l2_weight_bytes is this
-// bound) rather than on the channels-last kernels: no transposes. hifigan_up3: 8.0 -> 4.7-5.3 ms.
-// Larger weights (hifigan_up1: 8 MiB) would stream from L3 once per block: channels-last.
-bool prefers_interleaved_1d(const Plan::Impl &p) {
-    if (p.geo.rank != 1 || p.geo.c_out < 16 || !interleaved_kernel_for(p, false)) return false;
-    int64_t taps = 0;
-    for (const AxisPhase &a : p.phases[0]) taps = std::max(taps, a.tap_count);
-    const int64_t acc_bytes = p.dtype == DType::f64 ? 8 : 4;
-    return p.geo.c_in * taps * p.info.strides[0] * p.geo.c_out * acc_bytes <= int64_t(512) * 1024;
+// Layers with 16 or more output channels whose weights per kernel call fit half of L2 and whose
+// rows hold at least 32 groups of s outputs (two AVX-512 vectors of f32 accumulators: the wide
+// tile) run on the blocked interleaved kernel (cpu_interleaved_schedule.h) rather than on the
+// channels-last kernels: no transposes. Measured (2 threads, ms, channels-last -> blocked):
+// hifigan_up3 7.3 -> 4.8, unet_up4 11.4 -> 8.5, unet3d_up 18.1 -> 13.6. Narrower rows take the
+// 1-vector tile, whose tails and channel tiles recompute more: dcgan_l4 (16 groups) 13.0 ->
+// 13.7, vnet_up_3x3x3 (24 groups, kernel 3 padded to 2 taps per phase) 4.6 -> 8.1. Larger
+// weights (hifigan_up1: 8 MiB) would stream from L3 once per block.
+constexpr int64_t kBlockedWeightBytes = int64_t(512) << 10;
+constexpr int64_t kBlockedMinGroups = 32;
+
+bool prefers_blocked_interleave(const Plan::Impl &p) {
+    const int in = p.geo.rank - 1;
+    if (p.geo.c_out < 16 || std::getenv("DECONV_NCX_SCHEDULE") || !interleaved_kernel_for(p, false, true) ||
+        p.out_spatial[in] / p.info.strides[in] < kBlockedMinGroups)
+        return false;
+    int64_t taps = 1;  // per call: the most taps of a phase on the outer axes, every phase of the innermost
+    for (int i = 0; i < p.geo.rank; i++) {
+        int64_t most = 0;
+        for (const AxisPhase &a : p.phases[i]) most = std::max(most, a.tap_count);
+        taps *= i == p.geo.rank - 1 ? most * p.info.strides[i] : most;
+    }
+    const int64_t acc_bytes = 4;  // f32 accumulators (the kernel's dtypes are f32, f16, bf16)
+    if (p.geo.c_in * taps * p.geo.c_out * acc_bytes > kBlockedWeightBytes) return false;
+    // It reads a zero-bordered input copy: within that copy's limit.
+    std::vector<int64_t> lo, hi;
+    return detail::border_margins(p.phases, p.geo, dtype_size(p.dtype), p.info.strides[in], p.info.pads_begin[in],
+                                  p.out_spatial[in], lo, hi);
 }
 
 // Whether a CPU backprop layer reads a zero-bordered input copy, and whether it runs the
@@ -726,10 +747,11 @@ void choose_bordered_input(Plan::Impl &p) {
     const char *border_env = std::getenv("DECONV_BORDERED_INPUT");  // "0": off, for measuring
     if (!geo.forward && !(border_env && std::strcmp(border_env, "0") == 0)) {
         // The interleaved kernel is a positions schedule.
-        if (p.channel_major && !std::getenv("DECONV_NCX_SCHEDULE") && prefers_interleaved_1d(p)) set_cpu_kernels(p, false);
+        const bool blocked = prefers_blocked_interleave(p);
+        if (blocked && p.channel_major) set_cpu_kernels(p, false);
         const int in = rank - 1;  // the innermost axis, spec order
         const int64_t s = p.info.strides[in];
-        const detail::KernelEntry *ik = interleaved_kernel_for(p, p.channel_major);
+        const detail::KernelEntry *ik = interleaved_kernel_for(p, p.channel_major, blocked);
         const bool interleave = ik != nullptr;
         std::vector<int64_t> lo, hi;
         // Channel-vectorized kernels always: their bounded twin reads each input value through
@@ -737,9 +759,9 @@ void choose_bordered_input(Plan::Impl &p) {
         // Positions kernels with few output channels: with 16 or more, the position kernel's
         // wider register tile (2 vectors x 8 channels) beats the interleaved one and the copy
         // does not pay (measured: unet_up4, unet3d_up 1.4-1.6x slower bordered and interleaved),
-        // except 1D layers with weights small enough for the co_inner tiles.
+        // unless the blocked kernel serves the layer.
         const auto positive = [](int64_t v) { return v > 0; };
-        if ((p.channel_major || geo.c_out < 16 || prefers_interleaved_1d(p)) &&
+        if ((p.channel_major || geo.c_out < 16 || blocked) &&
             detail::border_margins(p.phases, geo, dtype_size(dtype), interleave ? s : 0, p.info.pads_begin[in],
                                    p.out_spatial[in], lo, hi)) {
             const bool margins = std::any_of(lo.begin(), lo.end(), positive) || std::any_of(hi.begin(), hi.end(), positive);
@@ -774,7 +796,7 @@ bool choose_via_channels_last(const Plan::Impl &p) {
         !detail::find_kernel("phase_conv_nxc_interior", g.rank, p.dtype))
         return false;
     if (forced) return true;
-    if (g.c_out < 16 || prefers_interleaved_1d(p)) return false;
+    if (g.c_out < 16 || prefers_blocked_interleave(p)) return false;
     int64_t taps = 1;  // the most taps of a phase
     for (const auto &axis : p.phases) {
         int64_t most = 0;

@@ -11,6 +11,12 @@
 // vector x 16/s channels = 16 accumulators of 32 on AVX-512 and ARM64 (half that on AVX2/SSE,
 // 16 registers).
 // Branches as in cpu_schedule.h: full tile; few channels (positions only); scalar.
+//
+// The blocked variant (generator parameter blocked=true) serves layers with many output channels
+// whose weights fit L2 (hifigan_up3, dcgan_l4, unet_up4, unet3d_up): 24 accumulators (2 vectors x
+// 2 phases x 6 channels at stride 2), every channel tile run over a block of position tiles (1D)
+// or rows (2D/3D) while the block's input sits in L2, and each channel tile's weights copied per
+// block with constant offsets between its broadcasts.
 #pragma once
 
 #include "../phase_conv_algorithm.h"
@@ -21,7 +27,8 @@ namespace deconv {
 namespace gen {
 
 inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImageParam out_param, int stride,
-                                     const Halide::Target &target, const Halide::Type &acc_t, ScheduleParams sp) {
+                                     const Halide::Target &target, const Halide::Type &acc_t, ScheduleParams sp,
+                                     bool blocked) {
     using namespace Halide;
     const bool many_regs = target.has_feature(Target::AVX512) || target.arch == Target::ARM;
     const int accumulators = many_regs ? 16 : 8;
@@ -40,105 +47,116 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
         bool unroll_j = false;   // two taps along axis 0 (kernel = 2 x stride): unrolled
         bool taps_inner = false;  // one input channel (depthwise): the taps innermost
         bool unroll_outer = false;  // and two taps along axis 1 too (rank >= 2): unrolled
-        bool q_blocked = false;  // 1D: blocks of position tiles, channel tiles inside (see below)
     };
-    std::vector<Branch> branches = {
-        {channels >= sp.co_tile && width >= qt, qt, sp.co_tile, lanes},
-        {channels >= sp.co_tile && width >= lanes, lanes, sp.co_tile, lanes},
-    };
-    // RGB outputs (dcgan_l5): 3 channels per tile, s x 3 accumulators where they fit (s = 2;
-    // at s = 8 they would be 24). One channel per tile ran 1.3x slower on dcgan_l5.
-    if (3 * stride <= accumulators && sp.co_tile > 3) {
-        branches.push_back({channels >= 3 && width >= lanes, lanes, 3, lanes});
-    }
-    // Few channels (depthwise): one vector of positions, one channel. (Two vectors per tile made
-    // Halide 14 store the tile one lane at a time: 48 vextractps per tile at s = 2, as at s = 8.)
-    branches.push_back({width >= lanes, lanes, 1, lanes});
-    if (lanes > 4) {
-        branches.push_back({channels >= sp.co_tile && width >= 4, 4, sp.co_tile, 4});
-        branches.push_back({width >= 4, 4, 1, 4});
-    }
-    // No square tiles (cpu_schedule.h: Halide 14 drops such a branch's reduction).
-    std::vector<Branch> distinct;
-    for (Branch b : branches) {
-        if (b.co_tile > 1 && b.co_tile == b.q_tile) {
-            b.co_tile *= 2;
-            b.cond = channels >= b.co_tile && width >= b.q_tile;
-        }
-        // One vector per tile (vectors = 1) makes the first two branches the same: keep one.
-        bool seen = false;
-        for (const Branch &d : distinct) seen = seen || (d.q_tile == b.q_tile && d.co_tile == b.co_tile);
-        if (!seen) distinct.push_back(b);
-    }
-    // Every layer of the suite on this kernel has two taps per phase along axis 0 (kernel 4 at
-    // stride 2, 16 at 8, 3 at 2 padded to 2): unrolled, they leave no loop of two iterations
-    // around each pair of FMAs. Depthwise layers (one input channel) have no channel loop to
-    // speak of: their taps go innermost. Each is a specialization ahead of the general branch.
+    std::vector<Branch> branches;
     const Expr two_taps = p.r[0].extent() == 2, one_channel = p.r[rank].extent() == 1;
-    // 1D layers with many channels and long rows (hifigan_up3: 128 -> 64 channels, 25600
-    // positions): with the channel tiles outermost, every channel tile streams the whole input
-    // again, 128 rows at once, more streams than the prefetchers follow. When the weights of a
-    // group fit in half of L2, the row is cut in blocks of position tiles and every channel tile
-    // runs over a block while the block's input rows sit in L2.
-    const Expr weights_fit = cast<int64_t>(p.r[rank].extent()) * p.r[0].extent() * stride * channels *
-                                 acc_t.bytes() <= sp.l2_weight_bytes;
-    branches.clear();
-    for (const Branch &b : distinct) {
-        if (b.co_tile == 1) {
-            Branch d = b;
-            d.cond = b.cond && two_taps && one_channel;
-            d.unroll_j = d.taps_inner = true;
-            if (rank >= 2) {
-                // Depthwise 2D/3D upsampling (kernel 2s x 2s): all four taps of a tile unrolled.
-                Branch d2 = d;
-                d2.cond = d.cond && p.r[1].extent() == 2;
-                d2.unroll_outer = true;
-                branches.push_back(d2);
-            }
-            branches.push_back(d);
-        }
-        Branch u = b;
-        u.cond = b.cond && two_taps;
+    if (blocked) {
+        // 24 accumulators of 32 (12 of 16 on AVX2/SSE): at stride 2 on AVX-512 and ARM64, 2
+        // vectors x 6 channels (hifigan_up3: 4.7 ms against 5.9 with 1 vector x 8 channels, a
+        // third fewer loads per FMA). The dispatcher sends only layers with 16 or more channels
+        // and 32 or more groups per row (prefers_blocked_interleave in runtime/plan.cpp): no
+        // narrower tiles. Two taps along axis 0 unrolled as below.
+        const int vecs = many_regs ? 2 : 1, q_tile = vecs * lanes;
+        int co = std::max(1, (many_regs ? 24 : 12) / (stride * vecs));
+        if (co == q_tile) co--;  // no square tiles (see below)
+        const Expr cond = channels >= co && width >= q_tile;
+        Branch u{cond && two_taps, q_tile, co, lanes};
         u.unroll_j = true;
-        if (rank == 1 && b.co_tile == sp.co_tile && b.q_tile == qt) {
-            // 24 accumulators of 32 (12 of 16 on AVX2/SSE): at stride 2 on AVX-512 and ARM64, 2
-            // vectors x 6 channels (hifigan_up3 4.7 ms against 5.9 with 1 vector x 8 channels,
-            // a third fewer loads per FMA); at stride 8, 1 vector x 3 channels.
-            const int vecs = stride == 2 && many_regs ? 2 : 1;
-            Branch c = u;
-            c.q_tile = vecs * lanes;
-            c.co_tile = std::max(1, (many_regs ? 24 : 12) / (stride * vecs));
-            c.cond = channels >= c.co_tile && width >= c.q_tile && two_taps && weights_fit;
-            c.q_blocked = true;
-            branches.push_back(c);
+        branches = {u, {cond, q_tile, co, lanes}};
+    } else {
+        branches = {
+            {channels >= sp.co_tile && width >= qt, qt, sp.co_tile, lanes},
+            {channels >= sp.co_tile && width >= lanes, lanes, sp.co_tile, lanes},
+        };
+        // RGB outputs (dcgan_l5): 3 channels per tile, s x 3 accumulators where they fit (s = 2;
+        // at s = 8 they would be 24). One channel per tile ran 1.3x slower on dcgan_l5.
+        if (3 * stride <= accumulators && sp.co_tile > 3) {
+            branches.push_back({channels >= 3 && width >= lanes, lanes, 3, lanes});
         }
-        branches.push_back(u);
-        branches.push_back(b);
+        // Few channels (depthwise): one vector of positions, one channel. (Two vectors per tile made
+        // Halide 14 store the tile one lane at a time: 48 vextractps per tile at s = 2, as at s = 8.)
+        branches.push_back({width >= lanes, lanes, 1, lanes});
+        if (lanes > 4) {
+            branches.push_back({channels >= sp.co_tile && width >= 4, 4, sp.co_tile, 4});
+            branches.push_back({width >= 4, 4, 1, 4});
+        }
+        // No square tiles (cpu_schedule.h: Halide 14 drops such a branch's reduction).
+        std::vector<Branch> distinct;
+        for (Branch b : branches) {
+            if (b.co_tile > 1 && b.co_tile == b.q_tile) {
+                b.co_tile *= 2;
+                b.cond = channels >= b.co_tile && width >= b.q_tile;
+            }
+            // One vector per tile (vectors = 1) makes the first two branches the same: keep one.
+            bool seen = false;
+            for (const Branch &d : distinct) seen = seen || (d.q_tile == b.q_tile && d.co_tile == b.co_tile);
+            if (!seen) distinct.push_back(b);
+        }
+        // Every layer of the suite on this kernel has two taps per phase along axis 0 (kernel 4 at
+        // stride 2, 16 at 8, 3 at 2 padded to 2): unrolled, they leave no loop of two iterations
+        // around each pair of FMAs. Depthwise layers (one input channel) have no channel loop to
+        // speak of: their taps go innermost. Each is a specialization ahead of the general branch.
+        branches.clear();
+        for (const Branch &b : distinct) {
+            if (b.co_tile == 1) {
+                Branch d = b;
+                d.cond = b.cond && two_taps && one_channel;
+                d.unroll_j = d.taps_inner = true;
+                if (rank >= 2) {
+                    // Depthwise 2D/3D upsampling (kernel 2s x 2s): all four taps of a tile unrolled.
+                    Branch d2 = d;
+                    d2.cond = d.cond && p.r[1].extent() == 2;
+                    d2.unroll_outer = true;
+                    branches.push_back(d2);
+                }
+                branches.push_back(d);
+            }
+            Branch u = b;
+            u.cond = b.cond && two_taps;
+            u.unroll_j = true;
+            branches.push_back(u);
+            branches.push_back(b);
+        }
     }
 
     // Loops innermost first: [qi, ph, coi], tile, coo, q1 .. q_{D-1}, g, n: `tile` runs the
-    // position tiles (the accumulators are computed at it), coo the channel tiles. The outermost
-    // row axis (1D: channel tiles), groups and batch in parallel, as in cpu_schedule.h.
-    // q_blocked (1D): [qi, ph, coi], tile, coo, qblk, g, n: blocks of sp.q_block position tiles,
-    // in tasks, with every channel tile run over the block while its input rows sit in L2.
-    Var tile("tile"), qo("qo"), qblk("qblk"), qi("qi"), coo("coo"), coi("coi");
-    auto outer = [&](Stage s, int q_tile, int co_tile, bool q_blocked) {
-        s.split(p.q[0], q_blocked ? qo : tile, qi, q_tile, TailStrategy::ShiftInwards);
-        if (q_blocked) s.split(qo, qblk, tile, sp.q_block, TailStrategy::GuardWithIf);
+    // position tiles of a row (the accumulators are computed at it), coo the channel tiles. The
+    // outermost row axis (1D: channel tiles), groups and batch in parallel, as in cpu_schedule.h.
+    // Blocked: 1D [qi, ph, coi], tile, coo, qblk, g, n: blocks of sp.q_block position tiles, in
+    // tasks. 2D/3D [qi, ph, coi], tile, rin, coo, rblk, q2, g, n: blocks of rows of axis 1 whose
+    // input fits sp.l2_input_bytes, in tasks (3D: tasks of q2).
+    Var tile("tile"), qo("qo"), qblk("qblk"), rblk("rblk"), rin("rin"), qi("qi"), coo("coo"), coi("coi");
+    const Expr groups = out_param.dim(rank + 2).extent(), batch = out_param.dim(rank + 3).extent();
+    // Blocked 2D/3D: rows of axis 1 per block, the block's input (channels x row) within
+    // sp.l2_input_bytes.
+    const Expr rows = rank >= 2 ? out_param.dim(2).extent() : Expr(1);
+    const Expr rows_per_block =
+        clamp(sp.l2_input_bytes / max(p.r[rank].extent() * width * acc_t.bytes(), 1), 1, max(rows, 1));
+    auto outer = [&](Stage s, int q_tile, int co_tile) {
+        s.split(p.q[0], blocked && rank == 1 ? qo : tile, qi, q_tile, TailStrategy::ShiftInwards);
         s.split(p.co, coo, coi, co_tile, TailStrategy::ShiftInwards);
-        std::vector<VarOrRVar> order = {qi, p.ph, coi, tile, coo};
-        if (q_blocked) order.push_back(qblk);
-        for (int i = 1; i < rank; i++) order.push_back(p.q[i]);
+        std::vector<VarOrRVar> order = {qi, p.ph, coi, tile};
+        if (blocked && rank == 1) {
+            s.split(qo, qblk, tile, sp.q_block, TailStrategy::GuardWithIf);
+            order.insert(order.end(), {coo, qblk});
+        } else if (blocked) {
+            s.split(p.q[1], rblk, rin, rows_per_block, TailStrategy::GuardWithIf);
+            order.insert(order.end(), {rin, coo, rblk});
+            for (int i = 2; i < rank; i++) order.push_back(p.q[i]);
+        } else {
+            order.push_back(coo);
+            for (int i = 1; i < rank; i++) order.push_back(p.q[i]);
+        }
         order.push_back(p.g);
         order.push_back(p.n);
         s.reorder(order);
-        if (q_blocked) {
-            const Expr tiles = (out_param.dim(1).extent() + q_tile - 1) / q_tile;
-            parallel_row_tasks(s, qblk, (tiles + sp.q_block - 1) / sp.q_block, out_param.dim(rank + 2).extent(),
-                               out_param.dim(rank + 3).extent());
+        if (blocked && rank == 1) {
+            const Expr tiles = (width + q_tile - 1) / q_tile;
+            parallel_row_tasks(s, qblk, (tiles + sp.q_block - 1) / sp.q_block, groups, batch);
+        } else if (blocked && rank == 2) {
+            parallel_row_tasks(s, rblk, (rows + rows_per_block - 1) / rows_per_block, groups, batch);
         } else if (rank >= 2) {
-            parallel_row_tasks(s, p.q[rank - 1], out_param.dim(rank).extent(), out_param.dim(rank + 2).extent(),
-                               out_param.dim(rank + 3).extent());
+            parallel_row_tasks(s, p.q[rank - 1], out_param.dim(rank).extent(), groups, batch);
         } else {
             s.parallel(coo);
         }
@@ -147,28 +165,33 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
     };
     for (const Branch &b : branches) {
         Stage s = p.out.specialize(b.cond);
-        outer(s, b.q_tile, b.co_tile, b.q_blocked);
+        outer(s, b.q_tile, b.co_tile);
         if (b.q_tile > b.vec) {
-            Var qu("qu"), qv("qv");
             // Each vector's phases adjacent (ph inside qu): Halide merges their strided stores
             // into one interleaving shuffle; with qu inside ph it stored lane by lane.
+            Var qu("qu"), qv("qv");
             s.split(qi, qu, qv, b.vec).reorder(qv, p.ph, qu).vectorize(qv).unroll(qu);
         } else {
             s.vectorize(qi, b.vec);
         }
         if (b.co_tile > 1) s.unroll(coi);
     }
-    outer(p.out, 1, 1, false);
+    outer(p.out, 1, 1);
 
-    // 1D: the weights of a channel tile copied per channel tile (per block when q_blocked) with
-    // the tile's channels innermost, then its phases and taps: inside the copy every broadcast of
-    // a reduction step is a constant offset from one address. Read from the packed filter, whose
-    // phase and tap strides are run-time values, each broadcast took its own general register
-    // and the tile spilled them (hifigan_up3).
-    if (rank == 1) {
+    // Blocked: the weights of a channel tile copied per block with the tile's channels
+    // innermost, then its phases and taps: inside the copy every broadcast of a reduction step
+    // is a constant offset from one address. Read from the packed filter, whose phase and tap
+    // strides are run-time values, each broadcast took its own general register and the tile
+    // spilled them (hifigan_up3).
+    if (blocked) {
         Func w = p.filter.in(p.acc);
-        const std::vector<Var> wa = w.args();  // j, ph, co, ci, g
-        w.compute_at(p.out, coo).reorder_storage(wa[2], wa[1], wa[0], wa[3], wa[4]).reorder(wa[2], wa[1], wa[0], wa[3], wa[4]);
+        const std::vector<Var> wa = w.args();  // j, ph, k_1 .. k_{D-1}, co, ci, g
+        std::vector<VarOrRVar> co_first = {wa[rank + 1], wa[1], wa[0]};
+        for (int i = 2; i < (int)wa.size(); i++)
+            if (i != rank + 1) co_first.push_back(wa[i]);
+        std::vector<Var> storage;
+        for (const VarOrRVar &v : co_first) storage.push_back(v.var);
+        w.compute_at(p.out, coo).reorder_storage(storage).reorder(co_first);
     }
 
     // Each phase's accumulators as whole vectors of q: stored in the algorithm's order (phase

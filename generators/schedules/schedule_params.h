@@ -17,11 +17,10 @@ struct ScheduleParams {
     // Channels-last: output positions per register tile (vectors x q_tile accumulators).
     // 0 = choose from the target.
     int q_tile = 0;
-    // Interleaved 1D kernel: the most bytes of weights (per group, as accumulators) for which
-    // the row runs in blocks of q_block position tiles, each channel tile over a block
-    // (cpu_interleaved_schedule.h); half of a 1 MiB L2 by default.
-    int l2_weight_bytes = 512 * 1024;
+    // Blocked interleaved kernel (cpu_interleaved_schedule.h): position tiles per block (1D),
+    // and the input bytes of a block of rows (2D/3D; half of a 1 MiB L2 by default).
     int q_block = 32;
+    int l2_input_bytes = 512 * 1024;
     // Unroll the innermost tap loop (helps when taps per phase are few and known small).
     bool unroll_taps = false;
     // GPU: threads per block along the thread axis (output positions, or output channels for

@@ -792,32 +792,40 @@ TEST(InterleavedPhases, DepthwiseTwoTapsPerPhase) {
     EXPECT_GT(ran, 0);
 }
 
-// 1D layers with 16 or more output channels whose weights fit half of L2 run interleaved too
-// (hifigan_up3), over blocks of position tiles of 2 vectors x 6 channels (a channel count that is
-// no multiple of 6 recomputes its last tile; rows longer than one block of 32 tiles end in a
-// partial block). Both strides, pads reaching into the margins, groups and batch, and a
-// reduction long enough (160 channels x 2 taps) that the channel-vectorized schedule would be
-// chosen otherwise.
-TEST(InterleavedPhases, OneDimensionalManyChannelsInBlocks) {
+// Layers with 16 or more output channels whose weights fit half of L2 and whose rows hold 32 or
+// more groups of 2 outputs run on the blocked interleaved kernel (hifigan_up3, unet_up4,
+// unet3d_up): tiles of 2 vectors x 6 channels (a channel count that is no multiple of 6
+// recomputes its last tile), over blocks of 32 position tiles in 1D (rows longer than one block
+// end in a partial block) and of rows in 2D/3D (2D with 160 input channels x 40 positions: 20
+// rows per block, so 24 rows make a partial second block). Kernels of 2 taps per phase
+// (unrolled) and of 1 and 3 taps, pads reaching into the margins, groups and batch, and a
+// reduction long enough (160 channels) that the channel-vectorized schedule would be chosen
+// otherwise.
+TEST(InterleavedPhases, ManyChannelsInBlocks) {
     int ran = 0;
     for (DType t : deconv_test::all_dtypes()) {
-        if (!deconv_test::dtype_built(t) || !deconv_test::rank_built(1)) continue;
+        if (!deconv_test::dtype_built(t)) continue;
         std::mt19937 rng(31);
-        for (int64_t s : {2, 8})
+        for (int rank : {1, 2, 3}) {
+            if (!deconv_test::rank_built(rank)) continue;
             for (int64_t co : {16, 22})
-                for (auto [ci, x] : {std::pair<int64_t, int64_t>{5, 40}, {5, 1100}, {160, 40}}) {
-                    const int64_t pb = co == 16 ? 1 : s - 1;
-                    deconv_ref::Problem p;
-                    p.grouped = true;
-                    p.input_shape = {2, 2 * ci, x};
-                    p.filter_shape = {2, ci, co, 2 * s};
-                    p.strides = {s};
-                    p.pads_begin = {pb};
-                    p.pads_end = {pb};
-                    EXPECT_TRUE(random_run_matches_reference(t, p, rng))
-                        << deconv_test::dt_str(t) << " " << deconv_ref::describe(p);
-                    ran++;
-                }
+                for (int64_t k : {4, 2, 3})
+                    for (auto [ci, x] : {std::pair<int64_t, int64_t>{5, 40}, {5, 1100}, {160, 40}}) {
+                        if ((rank > 1 && x > 40) || (rank == 3 && ci > 5)) continue;
+                        const int64_t pb = k == 2 ? 0 : co == 16 ? 1 : 2, groups = ci == 5 ? 2 : 1;
+                        deconv_ref::Problem p;
+                        p.grouped = true;
+                        p.input_shape = {groups, groups * ci, x};
+                        p.filter_shape = {groups, ci, co, k};
+                        p.strides = {2};
+                        p.pads_begin = {pb};
+                        p.pads_end = {pb};
+                        for (int a = 1; a < rank; a++) add_outer_axis(p, a == 1 ? 12 : 3, k, 2, pb);
+                        EXPECT_TRUE(random_run_matches_reference(t, p, rng))
+                            << deconv_test::dt_str(t) << " " << deconv_ref::describe(p);
+                        ran++;
+                    }
+        }
     }
     EXPECT_GT(ran, 0);
 }
