@@ -119,9 +119,10 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
         }
     }
 
-    // Loops innermost first: [qi, ph, coi], tile, coo, q1 .. q_{D-1}, g, n: `tile` runs the
-    // position tiles of a row (the accumulators are computed at it), coo the channel tiles. The
-    // outermost row axis (1D: channel tiles), groups and batch in parallel, as in cpu_schedule.h.
+    // Loops innermost first: [qi, ph, coi], tile, q1 .. q_{D-1} (the rows of a task), coo, task,
+    // g, n: `tile` runs the position tiles of a row (the accumulators are computed at it), coo
+    // the channel tiles. Tasks of the outermost row axis (1D: the channel tiles), groups and
+    // batch in parallel, as in cpu_schedule.h.
     // Blocked: 1D [qi, ph, coi], tile, coo, qblk, g, n: blocks of sp.q_block position tiles, in
     // tasks. 2D/3D [qi, ph, coi], tile, rin, coo, rblk, q2, g, n: blocks of rows of axis 1 whose
     // input fits sp.l2_input_bytes, in tasks (3D: tasks of q2).
@@ -155,8 +156,13 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
             parallel_row_tasks(s, qblk, (tiles + sp.q_block - 1) / sp.q_block, groups, batch);
         } else if (blocked && rank == 2) {
             parallel_row_tasks(s, rblk, (rows + rows_per_block - 1) / rows_per_block, groups, batch);
-        } else if (rank >= 2) {
+        } else if (blocked) {  // 3D: tasks of q2, the blocks of q1 rows inside
             parallel_row_tasks(s, p.q[rank - 1], out_param.dim(rank).extent(), groups, batch);
+        } else if (rank >= 2) {
+            // The channel tiles outside the rows of a task: the weight copy (below) once per
+            // task and channel tile.
+            const RowTasks t = parallel_row_tasks(s, p.q[rank - 1], out_param.dim(rank).extent(), groups, batch);
+            s.reorder(t.in_task, coo, t.task);
         } else {
             s.parallel(coo);
         }
@@ -178,12 +184,12 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
     }
     outer(p.out, 1, 1);
 
-    // Blocked: the weights of a channel tile copied per block with the tile's channels
-    // innermost, then its phases and taps: inside the copy every broadcast of a reduction step
-    // is a constant offset from one address. Read from the packed filter, whose phase and tap
-    // strides are run-time values, each broadcast took its own general register and the tile
-    // spilled them (hifigan_up3).
-    if (blocked) {
+    // The weights of a channel tile copied per block (per task of rows, per row in 1D) with the
+    // tile's channels innermost, then its phases and taps: inside the copy every broadcast of a
+    // reduction step is a constant offset from one address. Read from the packed filter, whose
+    // phase and tap strides are run-time values, each broadcast took its own general register
+    // and the tile spilled them (hifigan_up3, grouped32_up).
+    {
         Func w = p.filter.in(p.acc);
         const std::vector<Var> wa = w.args();  // j, ph, k_1 .. k_{D-1}, co, ci, g
         std::vector<VarOrRVar> co_first = {wa[rank + 1], wa[1], wa[0]};

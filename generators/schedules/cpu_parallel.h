@@ -14,12 +14,18 @@ namespace gen {
 constexpr int kTasksPerCall = 32;
 
 // `row`: the outermost row loop of `s`, `rows`/`groups`/`batch`: the extents of its output.
-inline void parallel_row_tasks(Halide::Stage s, const Halide::Var &row, const Halide::Expr &rows,
-                               const Halide::Expr &groups, const Halide::Expr &batch) {
+// Returns the loops it made: the parallel one over tasks and the rows inside a task.
+struct RowTasks {
+    Halide::Var task, in_task;
+};
+
+inline RowTasks parallel_row_tasks(Halide::Stage s, const Halide::Var &row, const Halide::Expr &rows,
+                                   const Halide::Expr &groups, const Halide::Expr &batch) {
     using namespace Halide;
     Var task(row.name() + "_task"), in_task(row.name() + "_in_task");
     const Expr per_task = clamp(rows * groups * batch / kTasksPerCall, 1, max(rows, 1));
     s.split(row, task, in_task, per_task, TailStrategy::GuardWithIf).parallel(task);
+    return {task, in_task};
 }
 
 }  // namespace gen
