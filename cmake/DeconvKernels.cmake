@@ -153,3 +153,51 @@ function(deconv_add_aux_kernel)
   _deconv_halide_library(${A_NAME} ${A_GENERATOR} "${DECONV_CUDA_TARGET}" ${A_PARAMS})
   set_property(GLOBAL APPEND PROPERTY DECONV_AUX_KERNELS ${A_NAME})
 endfunction()
+
+# bf16 dot-product kernels (x86-64 with AVX512-BF16: vdpbf16ps, two multiply-adds per f32 lane
+# and instruction). Halide 14 emits vdpbf16ps only for its avx512_sapphirerapids feature, whose
+# LLVM CPU (sapphirerapids) also enables AVX512-FP16, and LLVM then picks FP16 instructions
+# (vmovw) that CPUs with AVX512-BF16 alone (Zen 4/5, Cooper Lake) lack. So the generator emits
+# LLVM IR for that target and llc compiles it for the same CPU without AVX512-FP16. One target,
+# no run-time dispatch inside: the dispatcher calls these kernels only where the CPU has
+# AVX512-BF16 and VNNI (runtime/halide_glue.cpp, cpu_has_bf16_dot) and the variant cap allows
+# avx512.
+set(DECONV_BF16_DOT_TARGET
+    "x86-64-linux-avx-avx2-avx512-avx512_cannonlake-avx512_sapphirerapids-avx512_skylake-f16c-fma-sse41")
+set(_deconv_bf16_dot_default OFF)
+if(NOT CMAKE_CROSSCOMPILING AND CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$" AND "bf16" IN_LIST DECONV_DTYPES)
+  find_program(DECONV_LLC NAMES llc-14 llc HINTS /usr/lib/llvm-14/bin)
+  if(DECONV_LLC)
+    set(_deconv_bf16_dot_default ON)
+  endif()
+endif()
+option(DECONV_BF16_DOT "Build the bf16 dot-product kernels (x86-64, needs LLVM 14's llc)" ${_deconv_bf16_dot_default})
+if(DECONV_BF16_DOT)
+  if(NOT DECONV_LLC)
+    message(FATAL_ERROR "deconv: DECONV_BF16_DOT needs LLVM 14's llc (Debian package llvm-14); none found")
+  endif()
+  message(STATUS "deconv: bf16 dot-product kernels for ${DECONV_BF16_DOT_TARGET} through ${DECONV_LLC}")
+endif()
+
+#   deconv_add_bf16_dot_kernel(OP <op> GENERATOR <name> RANK <r> [PARAMS k=v...])
+function(deconv_add_bf16_dot_kernel)
+  cmake_parse_arguments(K "" "OP;GENERATOR;RANK" "PARAMS" ${ARGN})
+  set(name "deconv_${K_OP}_r${K_RANK}_bf16")
+  set(dir "${CMAKE_CURRENT_BINARY_DIR}")
+  string(REPLACE ";" "-" features "${DECONV_KERNEL_FEATURES}")
+  add_custom_command(
+    OUTPUT "${dir}/${name}.ll" "${dir}/${name}.h"
+    COMMAND deconv_generators -g ${K_GENERATOR} -f ${name} -e llvm_assembly,c_header -o "${dir}"
+            "target=${DECONV_BF16_DOT_TARGET}-${features}-no_runtime" rank=${K_RANK} dtype=bf16 ${K_PARAMS}
+    DEPENDS deconv_generators
+    VERBATIM)
+  add_custom_command(
+    OUTPUT "${dir}/${name}.o"
+    COMMAND "${DECONV_LLC}" -O3 -mcpu=sapphirerapids -mattr=-avx512fp16 -relocation-model=pic -filetype=obj
+            "${dir}/${name}.ll" -o "${dir}/${name}.o"
+    DEPENDS "${dir}/${name}.ll"
+    VERBATIM)
+  add_library(${name} STATIC "${dir}/${name}.o" "${dir}/${name}.h")
+  set_target_properties(${name} PROPERTIES LINKER_LANGUAGE CXX)
+  set_property(GLOBAL APPEND PROPERTY DECONV_KERNELS "${K_OP};${K_RANK};bf16;${name};CPU")
+endfunction()

@@ -29,6 +29,9 @@ struct ConvStages {
     // The accumulator keeps output channels innermost (the channels-last schedule vectorizes
     // them), whatever the buffers' layout: always under NXC, by choice under NCX.
     bool channel_major = false;
+    // The filter holds input channels in pairs (data_layout.h, logical_filter): the schedule
+    // reduces each pair with one bf16 dot-product instruction.
+    bool ci_pairs = false;
     std::vector<Halide::Var> q;  // output spatial axes, innermost first
     Halide::Var co{"co"}, g{"g"}, n{"n"};
     Halide::RDom r;              // taps r[0..D-1] (innermost first), then ci as r[D]

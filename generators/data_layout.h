@@ -65,8 +65,11 @@ inline Halide::Func logical_input(const Halide::Func &buffer, const Halide::Outp
     return f;
 }
 
-// The filter in logical order.
-inline Halide::Func logical_filter(const Halide::Func &buffer, bool channel_major, int rank) {
+// The filter in logical order. `ci_pairs` (channel_major only): the buffer holds input channels
+// in pairs, [2*co + ci%2, ci/2, g, k..], so one vector load gives a bf16 dot-product
+// instruction (vdpbf16ps) the two weights of each of its output channels; the buffer's ci extent
+// is then half the layer's.
+inline Halide::Func logical_filter(const Halide::Func &buffer, bool channel_major, int rank, bool ci_pairs = false) {
     using namespace Halide;
     std::vector<Var> args;
     std::vector<Expr> logical;
@@ -75,6 +78,11 @@ inline Halide::Func logical_filter(const Halide::Func &buffer, bool channel_majo
         logical.push_back(args.back());
     }
     Func f("filter_logical");
+    if (ci_pairs) {
+        const Expr co = logical[rank], ci = logical[rank + 1];
+        logical[rank] = 2 * co + ci % 2;
+        logical[rank + 1] = ci / 2;
+    }
     f(args) = buffer(to_buffer_order(logical, [&](int i) { return filter_buffer_dim(channel_major, rank, i); }));
     return f;
 }
@@ -86,16 +94,19 @@ inline Halide::Func logical_filter(const Halide::Func &buffer, bool channel_majo
 inline ConvStages define_correlation(const Halide::Func &input, const Halide::Func &filter,
                                      const Halide::OutputImageParam &filter_param, Layout layout,
                                      bool channel_major, int rank, const Halide::Type &storage,
-                                     const std::function<Halide::Expr(int, Halide::Expr, Halide::Expr)> &index) {
+                                     const std::function<Halide::Expr(int, Halide::Expr, Halide::Expr)> &index,
+                                     bool ci_pairs = false) {
     using namespace Halide;
     ConvStages p;
     p.layout = layout;
+    p.ci_pairs = ci_pairs;
     p.channel_major = channel_major || layout == Layout::NXC;
     for (int i = 0; i < rank; i++) p.q.emplace_back("q" + std::to_string(i));
 
     Region taps;
     for (int i = 0; i < rank; i++) taps.push_back({0, filter_param.dim(filter_buffer_dim(p.channel_major, rank, i)).extent()});
-    taps.push_back({0, filter_param.dim(filter_buffer_dim(p.channel_major, rank, rank + 1)).extent()});  // ci
+    const Expr ci_entries = filter_param.dim(filter_buffer_dim(p.channel_major, rank, rank + 1)).extent();
+    taps.push_back({0, ci_pairs ? 2 * ci_entries : ci_entries});  // ci
     p.r = RDom(taps, "r");
 
     const Type acc_t = accumulator_type(storage);

@@ -55,6 +55,10 @@ public:
     // (output channels; the channels-last schedule). "auto": channels under NXC, positions under
     // NCX.
     Halide::GeneratorParam<std::string> vectorize{"vectorize", "auto"};
+    // bf16 on channels-last schedules: the filter holds input channels in pairs and each pair is
+    // reduced by one dot-product instruction (vdpbf16ps; the x86 targets with AVX512-BF16,
+    // cmake/DeconvKernels.cmake). The layer's input channels per group must be even.
+    Halide::GeneratorParam<bool> ci_pairs{"ci_pairs", false};
     // Schedule knobs (ScheduleParams); 0 = target default.
     Halide::GeneratorParam<int> vectors{"vectors", 0, 0, 8};
     Halide::GeneratorParam<int> co_tile{"co_tile", 0, 0, 32};
@@ -100,7 +104,18 @@ protected:
     Halide::Func logical_input_of(bool bounded) {
         return logical_input(*input, *input, data_layout(), rank, storage(), bounded);
     }
-    Halide::Func logical_filter_of() { return logical_filter(*filter, channel_major(), rank); }
+    Halide::Func logical_filter_of() { return logical_filter(*filter, channel_major(), rank, pairs()); }
+
+    // ci_pairs, checked against the dtype and schedule it needs.
+    bool pairs() const {
+        if (!ci_pairs) return false;
+        if (storage() != Halide::BFloat(16) || !channel_major() || this->get_target().has_gpu_feature()) {
+            std::cerr << "deconv generator: ci_pairs needs dtype bf16 on a CPU channels-last schedule "
+                         "(vectorize=channels or layout=nxc)\n";
+            std::exit(1);
+        }
+        return true;
+    }
 
     // Defines the output from the algorithm and schedules it. `variants`: conditions under which
     // the schedule is worth specialising as a whole (e.g. unit stride), best first.

@@ -23,9 +23,11 @@ namespace gen {
 inline ConvStages define_phase_conv(const Halide::Func &input, const Halide::Func &filter,
                                     const Halide::OutputImageParam &filter_param, Layout layout,
                                     bool channel_major, int rank,
-                                    const std::vector<Halide::Expr> &in_step, const Halide::Type &storage) {
-    return define_correlation(input, filter, filter_param, layout, channel_major, rank, storage,
-                              [&](int axis, Halide::Expr q, Halide::Expr j) { return q - j * in_step[axis]; });
+                                    const std::vector<Halide::Expr> &in_step, const Halide::Type &storage,
+                                    bool ci_pairs = false) {
+    return define_correlation(
+        input, filter, filter_param, layout, channel_major, rank, storage,
+        [&](int axis, Halide::Expr q, Halide::Expr j) { return q - j * in_step[axis]; }, ci_pairs);
 }
 
 // The same phase convolution with every stride phase of the innermost axis in one kernel call,

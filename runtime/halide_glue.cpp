@@ -149,6 +149,18 @@ std::string take_halide_error() {
     return s;
 }
 
+bool cpu_has_bf16_dot() {
+#if defined(__x86_64__)
+    install_halide_hooks();
+    uint64_t bits[kFeatureWords] = {};
+    for (auto f : variants().front().features) bits[f / 64] |= uint64_t(1) << (f % 64);
+    bits[halide_target_feature_avx512_sapphirerapids / 64] |= uint64_t(1) << (halide_target_feature_avx512_sapphirerapids % 64);
+    return can_use_features(kFeatureWords, bits) != 0;
+#else
+    return false;
+#endif
+}
+
 }  // namespace detail
 
 std::string cpu_variant() {

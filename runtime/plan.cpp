@@ -45,6 +45,9 @@ struct Plan::Impl {
     const detail::KernelEntry *interior_kernel = nullptr;  // phases whose taps all read inside the input
     // The kernels vectorize output channels (and read the filter packed channel-major).
     bool channel_major = false;
+    // bf16 channels-last kernels that reduce input channel pairs with vdpbf16ps: the packed
+    // filter holds each pair's two weights of an output channel adjacent (pack_filter).
+    bool ci_pairs = false;
     // Backprop layers whose input is small enough (channel-vectorized ones, and position-
     // vectorized ones with few output channels) run every phase on the interior kernel over a
     // zero-bordered copy of the input (bordered_input.h): the bounded kernels' clamped reads
@@ -224,7 +227,15 @@ struct FilterPacking {
     std::vector<uint8_t> data;
     int64_t co = 1, ci = 0, g = 0;
     std::vector<int64_t> k;  // spec order
+    // Channel-pair packings (Plan::Impl::ci_pairs): blocks of kPairBlock output channels, each
+    // a whole packing of its own [k.., g, ci/2, kPairBlock, 2] (the last one zero-padded), so
+    // a kernel call on one block streams its weights from one contiguous array.
+    int64_t block = 0;  // elements per block; 0: one packing of every output channel
 };
+
+// The channel tile of the pair kernels (4 AVX-512 vectors of f32 accumulators): one kernel call
+// per block of that many output channels.
+constexpr int64_t kPairBlock = 64;
 
 // dst[i] = src[i * stride] for i < count, elements of `elem` bytes (typed copies: this loop
 // runs once per weight on every run).
@@ -249,9 +260,11 @@ FilterPacking pack_filter(const void *src, const std::vector<int64_t> &st, const
     FilterPacking f;
     int64_t taps = 1;
     for (int64_t k : geo.kernel) taps *= k;
-    f.ci = geo.c_out;
+    const int64_t width = p.ci_pairs ? std::min(kPairBlock, geo.c_out) : geo.c_out;  // channels per block
+    const int64_t blocks = (geo.c_out + width - 1) / width;
+    f.ci = width;
     f.k.assign(rank, 0);
-    int64_t inner = geo.c_in * geo.c_out;  // elements inside the innermost tap axis
+    int64_t inner = geo.c_in * width;  // elements inside the innermost tap axis
     if (p.channel_major) {
         f.g = inner;
         inner *= geo.groups;
@@ -261,7 +274,8 @@ FilterPacking pack_filter(const void *src, const std::vector<int64_t> &st, const
         inner *= geo.kernel[i];
     }
     if (!p.channel_major) f.g = inner;
-    f.data.resize((size_t)(geo.groups * taps * geo.c_in * geo.c_out) * elem);
+    if (p.ci_pairs) f.block = inner;
+    f.data.assign((size_t)(blocks * geo.groups * taps * geo.c_in * width) * elem, 0);
 
     const detail::FilterAxes &fa = geo.filter;
     const int64_t src_g = fa.g_stride(st), src_ci = st[fa.ci_axis], src_co = st[fa.co_axis];
@@ -279,7 +293,13 @@ FilterPacking pack_filter(const void *src, const std::vector<int64_t> &st, const
             uint8_t *dst = f.data.data() + dst_off * (int64_t)elem;
             for (int64_t ci = 0; ci < geo.c_in; ci++) {
                 const uint8_t *row = in + (src_off + ci * src_ci) * (int64_t)elem;
-                if (src_co == 1) {
+                if (p.ci_pairs) {
+                    // Block co / width, [ci/2, co % width, ci % 2] inside it.
+                    for (int64_t co = 0; co < geo.c_out; co++) {
+                        const int64_t at = (co / width) * f.block + dst_off + (ci / 2) * 2 * width + 2 * (co % width) + ci % 2;
+                        std::memcpy(f.data.data() + at * (int64_t)elem, row + co * src_co * (int64_t)elem, elem);
+                    }
+                } else if (src_co == 1) {
                     std::memcpy(dst, row, (size_t)geo.c_out * elem);
                 } else {
                     gather_row(dst, row, geo.c_out, src_co, elem);
@@ -683,10 +703,24 @@ const std::string &Plan::fallback_reason() const { return impl_->fallback_reason
 namespace {
 
 // The CPU kernels of a layer: which schedule (channel_major) and the bounded and interior kernels.
+// bf16 backprop layers on channels-last data with an even number of input channels per group
+// run on the dot-product kernels where the CPU has AVX512-BF16 (phase_conv_nxc_pairs: two
+// multiply-adds per lane and instruction). DECONV_BF16_DOT=0 keeps the f32-FMA kernels (for
+// measuring).
+bool uses_bf16_dot(const Plan::Impl &p) {
+    const char *env = std::getenv("DECONV_BF16_DOT");
+    return p.dtype == DType::bf16 && !p.geo.forward && p.geo.data_format == DataFormat::NXC && p.geo.c_in % 2 == 0 &&
+           !(env && std::strcmp(env, "0") == 0) && detail::find_kernel("phase_conv_nxc_pairs", p.geo.rank, p.dtype) &&
+           detail::find_kernel("phase_conv_nxc_pairs_interior", p.geo.rank, p.dtype) && detail::cpu_has_bf16_dot();
+}
+
 void set_cpu_kernels(Plan::Impl &p, bool channel_major) {
     p.channel_major = channel_major;
-    p.kernel = detail::find_kernel(kernel_op(p.geo, p.channel_major, false), p.geo.rank, p.dtype);
-    p.interior_kernel = detail::find_kernel(kernel_op(p.geo, p.channel_major, true), p.geo.rank, p.dtype);
+    p.ci_pairs = channel_major && uses_bf16_dot(p);
+    const char *op = p.ci_pairs ? "phase_conv_nxc_pairs" : kernel_op(p.geo, p.channel_major, false);
+    const char *interior = p.ci_pairs ? "phase_conv_nxc_pairs_interior" : kernel_op(p.geo, p.channel_major, true);
+    p.kernel = detail::find_kernel(op, p.geo.rank, p.dtype);
+    p.interior_kernel = detail::find_kernel(interior, p.geo.rank, p.dtype);
 }
 
 void choose_cpu_kernels(Plan::Impl &p) { set_cpu_kernels(p, choose_channel_major(p.geo, p.info.strides)); }
@@ -1136,6 +1170,11 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
     auto dd = [&](int logical) { return data_dim(fmt, rank, logical); };
     auto fd = [&](int logical) { return filter_dim(p.channel_major, rank, logical); };
     set_channel_dims(geo, p.channel_major, in_nc, out_nc, {packed.co, packed.ci, packed.g}, in_dims, w_dims, out_dims);
+    if (p.ci_pairs) {
+        // The pair layout's [2*co + ci%2, ci/2] (data_layout.h, logical_filter), per block.
+        set_dim(w_dims[fd(rank)], 0, 2 * std::min(kPairBlock, geo.c_out), packed.co);
+        set_dim(w_dims[fd(rank + 1)], 0, geo.c_in / 2, 2 * packed.ci);
+    }
 
     auto make_buffers = [&](halide_buffer_t &in_buf, halide_buffer_t &w_buf, halide_buffer_t &out_buf,
                             const uint8_t *w_base, uint8_t *out_base) {
@@ -1261,6 +1300,25 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                 const int rc = p.interleaved_kernel->as<detail::InterleavedKernelFn>()(
                     (int32_t)p.info.pads_begin[in], steps[1], steps[2], &in_buf, &w_buf, &out_buf);
                 if (rc != 0) fail_kernel(p.interleaved_kernel, rc);
+            } else if (p.ci_pairs) {
+                // One call per block of output channels (FilterPacking::block).
+                for (int64_t c0 = 0; c0 < geo.c_out; c0 += kPairBlock) {
+                    const int64_t width = std::min(kPairBlock, geo.c_out - c0);
+                    halide_buffer_t in_buf{}, w_buf{}, out_buf{};
+                    make_buffers(in_buf, w_buf, out_buf,
+                                 packed.data.data() + ((c0 / kPairBlock) * packed.block + w_off) * (int64_t)elem,
+                                 out_base + c0 * out_nc[1] * (int64_t)elem);
+                    halide_dimension_t wd[6], od[6];
+                    std::copy(w_dims, w_dims + dims, wd);
+                    std::copy(out_dims, out_dims + dims, od);
+                    wd[fd(rank)].extent = (int32_t)(2 * width);
+                    od[dd(rank)].extent = (int32_t)width;
+                    w_buf.dim = wd;
+                    out_buf.dim = od;
+                    const int rc = kernel->as<detail::PhaseKernelFn>()(steps[0], steps[1], steps[2], &in_buf, &w_buf,
+                                                                       &out_buf);
+                    if (rc != 0) fail_kernel(kernel, rc);
+                }
             } else {
                 halide_buffer_t in_buf{}, w_buf{}, out_buf{};
                 make_buffers(in_buf, w_buf, out_buf, packed.data.data() + w_off * (int64_t)elem, out_base);

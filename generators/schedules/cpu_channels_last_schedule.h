@@ -118,16 +118,21 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
     // The accumulator lives in registers at the position tile of whichever branch runs.
     p.acc.compute_at(p.out, qo).store_in(MemoryType::Register);
     // Reduction: input channels innermost (contiguous input, weights one row apart), then taps.
-    auto acc_order = [&]() {
-        std::vector<VarOrRVar> order = {p.co, p.q[0], p.g};
-        order.push_back(p.r[rank]);
-        for (int i = 0; i < rank; i++) order.push_back(p.r[i]);
-        for (int i = 1; i < rank; i++) order.push_back(p.q[i]);
-        order.push_back(p.n);
-        return order;
-    };
+    // Channel pairs (p.ci_pairs): each pair is one lane pair of a vector twice the channel
+    // vector's width, reduced into it (a VectorReduce, which Halide emits as vdpbf16ps); the
+    // input pair is one 32-bit broadcast.
+    RVar ci_pair("ci_pair"), ci_pairs("ci_pairs");
     Stage u = p.acc.update();
-    u.reorder(acc_order());
+    std::vector<VarOrRVar> order = {p.co, p.q[0], p.g, p.r[rank]};
+    if (p.ci_pairs) {
+        u.split(p.r[rank], ci_pairs, ci_pair, 2);
+        order = {ci_pair, p.co, p.q[0], p.g, ci_pairs};
+    }
+    for (int i = 0; i < rank; i++) order.push_back(p.r[i]);
+    for (int i = 1; i < rank; i++) order.push_back(p.q[i]);
+    order.push_back(p.n);
+    u.reorder(order);
+    if (p.ci_pairs) u.atomic().vectorize(ci_pair);
     for (const Branch &b : branches) {
         Stage a = p.acc.specialize(b.cond);
         Stage au = u.specialize(b.cond);

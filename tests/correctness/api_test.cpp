@@ -830,6 +830,34 @@ TEST(InterleavedPhases, ManyChannelsInBlocks) {
     EXPECT_GT(ran, 0);
 }
 
+// Channels-first bf16 layers with 16 or more output channels and an even number of input
+// channels run on the channels-last bf16 dot-product kernels (CPUs with AVX512-BF16; elsewhere
+// the f32-FMA ones) over transposed copies: ranks 1-3, channel tails of the 4-vector tile, one to
+// 33 channel pairs, strides 1 and 3 (no interleaved kernel), pads reaching past the input.
+TEST(Bf16DotProducts, ChannelsFirstLayersThroughChannelsLast) {
+    if (!deconv_test::dtype_built(DType::bf16)) GTEST_SKIP();
+    std::mt19937 rng(37);
+    int ran = 0;
+    for (int rank : {1, 2, 3}) {
+        if (!deconv_test::rank_built(rank)) continue;
+        for (int64_t co : {16, 70})
+            for (int64_t ci : {2, 66})
+                for (int64_t s : {1, 3}) {
+                    deconv_ref::Problem p;
+                    p.grouped = true;
+                    p.input_shape = {1, 2 * ci, 9};
+                    p.filter_shape = {2, ci, co, 3};
+                    p.strides = {s};
+                    p.pads_begin = {2};
+                    p.pads_end = {1};
+                    for (int a = 1; a < rank; a++) add_outer_axis(p, 3, 2, s, 1);
+                    EXPECT_TRUE(random_run_matches_reference(DType::bf16, p, rng)) << deconv_ref::describe(p);
+                    ran++;
+                }
+    }
+    EXPECT_GT(ran, 0);
+}
+
 // Layers with few output channels whose innermost axis has stride 2 or 8 run every phase of that
 // axis in one interleaved kernel call over a zero-bordered input copy; the outputs past the last
 // whole group of s (Y mod s of them) run on the phase kernel. Every pad (phase order and reach

@@ -579,3 +579,51 @@ TEST(LayoutFormat, NcxExplicitEqualsDefaultAndNxcIsTheTranspose) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------- bf16 dot products
+
+// bf16 layers with an even number of input channels per group run, on CPUs with AVX512-BF16, on
+// the kernels that reduce input channel pairs with vdpbf16ps (filter packed in pairs). Every
+// branch of their schedule: channel widths below 4 (scalar), 4-15 (4 lanes), 16-63 (one or two
+// vectors) and 64 and more (the 4-vector tile) with tails, rows of 1 to 12 positions (the 5-position tile,
+// 4 positions, single positions), one to 17 pairs, ranks 1-3, grouped and not, every API.
+// (Elsewhere they run the f32-FMA kernels, which this then covers again.)
+TEST(LayoutBf16Dot, EvenInputChannelsEveryTileAndTail) {
+    if (!deconv_test::dtype_built(DType::bf16)) GTEST_SKIP();
+    int ran = 0, failed = 0, i = 0;
+    for (int64_t cout : {1, 3, 4, 9, 16, 40, 64, 70, 130})
+        for (int64_t cin : {2, 4, 34})
+            for (int64_t row : {1, 4, 5, 7, 12}) {
+                const int rank = 1 + (i % 3);
+                const uint64_t seed = deconv_test::sweep_seed(DType::bf16, rank, 3000 + i) ^ 0xBF16ull;
+                i++;
+                if (!deconv_test::rank_built(rank)) continue;
+                std::mt19937 rng(static_cast<uint32_t>(seed));
+                LCase c;
+                c.dtype = DType::bf16;
+                c.seed = seed;
+                deconv_ref::Problem &p = c.p;
+                p.grouped = i % 2 == 0;
+                const int64_t G = p.grouped ? 2 : 1;
+                p.input_shape = {i % 4 == 0 ? 2 : 1, G * cin};
+                p.filter_shape = p.grouped ? std::vector<int64_t>{G, cin, cout} : std::vector<int64_t>{cin, cout};
+                for (int a = 0; a < rank; a++) {
+                    // Inner axis: kernel 3, stride 2, pads 1/0 (Y = 2X); outer axes: 2 inputs.
+                    const bool inner = a == rank - 1;
+                    const int64_t x = inner ? row : 2;
+                    p.input_shape.push_back(x);
+                    p.filter_shape.push_back(3);
+                    p.strides.push_back(inner ? 2 : 1);
+                    p.pads_begin.push_back(1);
+                    p.pads_end.push_back(inner ? 0 : 1);
+                }
+                c.api = i % 3;
+                c.input = deconv_test::random_values(DType::bf16, deconv_ref::product(p.input_shape), rng);
+                c.filter = deconv_test::random_values(DType::bf16, deconv_ref::product(p.filter_shape), rng);
+                ran++;
+                const auto r = run_and_check(c);
+                if (!r && ++failed <= 12) ADD_FAILURE() << r.message();
+            }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
