@@ -81,6 +81,24 @@ bool have_avx2() {
 }
 #endif
 
+#if defined(__x86_64__)
+// A transpose (source rows along the cross axis, destination rows along the inner one) of x in
+// [x0, x1) by 8x8 tiles of `tile`, the ragged edges element by element.
+template <typename T>
+void copy_8x8_tiles(const CopyPlan &c, const uint8_t *src, uint8_t *dst, int64_t x0, int64_t x1,
+                    void (*tile)(const T *, int64_t, T *, int64_t)) {
+    const T *s = reinterpret_cast<const T *>(src);
+    T *d = reinterpret_cast<T *>(dst);
+    const int64_t x8 = x0 + (x1 - x0) / 8 * 8, i8 = c.n_inner / 8 * 8;
+    for (int64_t x = x0; x < x8; x += 8)
+        for (int64_t i = 0; i < i8; i += 8) tile(s + i * c.s_inner + x, c.s_inner, d + x * c.d_cross + i, c.d_cross);
+    for (int64_t x = x0; x < x1; x++) {
+        const int64_t from = x < x8 ? i8 : 0;
+        for (int64_t i = from; i < c.n_inner; i++) d[x * c.d_cross + i] = s[i * c.s_inner + x];
+    }
+}
+#endif
+
 // Copies x in [x0, x1) of the cross axis by tiles over (cross, inner): each tile row writes
 // consecutive destination elements and reads one element from each of kTile source rows that
 // stay in cache across the tile.
@@ -97,32 +115,12 @@ void copy_rows(const CopyPlan &c, const uint8_t *src, uint8_t *dst, int64_t x0, 
         return;
     }
 #if defined(__x86_64__)
-    if (sizeof(T) == 4 && c.s_cross == 1 && c.d_inner == 1 && have_avx2()) {
-        const uint32_t *s4 = reinterpret_cast<const uint32_t *>(src);
-        uint32_t *d4 = reinterpret_cast<uint32_t *>(dst);
-        const int64_t x8 = x0 + (x1 - x0) / 8 * 8, i8 = c.n_inner / 8 * 8;
-        for (int64_t x = x0; x < x8; x += 8)
-            for (int64_t i = 0; i < i8; i += 8)
-                transpose8x8_avx2(s4 + i * c.s_inner + x, c.s_inner, d4 + x * c.d_cross + i, c.d_cross);
-        // The ragged edges, element by element.
-        for (int64_t x = x0; x < x1; x++) {
-            const int64_t from = x < x8 ? i8 : 0;
-            for (int64_t i = from; i < c.n_inner; i++) d4[x * c.d_cross + i] = s4[i * c.s_inner + x];
+    if (c.s_cross == 1 && c.d_inner == 1) {
+        if constexpr (sizeof(T) == 4) {
+            if (have_avx2()) return copy_8x8_tiles<uint32_t>(c, src, dst, x0, x1, transpose8x8_avx2);
+        } else if constexpr (sizeof(T) == 2) {
+            return copy_8x8_tiles<uint16_t>(c, src, dst, x0, x1, transpose8x8_u16_sse2);
         }
-        return;
-    }
-    if (sizeof(T) == 2 && c.s_cross == 1 && c.d_inner == 1) {
-        const uint16_t *s2 = reinterpret_cast<const uint16_t *>(src);
-        uint16_t *d2 = reinterpret_cast<uint16_t *>(dst);
-        const int64_t x8 = x0 + (x1 - x0) / 8 * 8, i8 = c.n_inner / 8 * 8;
-        for (int64_t x = x0; x < x8; x += 8)
-            for (int64_t i = 0; i < i8; i += 8)
-                transpose8x8_u16_sse2(s2 + i * c.s_inner + x, c.s_inner, d2 + x * c.d_cross + i, c.d_cross);
-        for (int64_t x = x0; x < x1; x++) {
-            const int64_t from = x < x8 ? i8 : 0;
-            for (int64_t i = from; i < c.n_inner; i++) d2[x * c.d_cross + i] = s2[i * c.s_inner + x];
-        }
-        return;
     }
 #endif
     for (int64_t xt = x0; xt < x1; xt += kTile) {
