@@ -13,7 +13,8 @@
 // broadcast from its own address, and twelve of them spill the general registers.)
 //
 // Branches (specializations of the same algorithm), tried in order:
-//   full tile; full channel tile x 4 positions (narrow rows); one channel vector x q_tile;
+//   full tile; 3 channel vectors x 4 positions x 2 rows (narrow rows, AVX-512 and ARM64, ranks
+//   2-3); full channel tile x 4 positions (narrow rows); one channel vector x q_tile;
 //   one channel vector per position (short rows);
 //   4-lane channel vectors; scalar (fewer than four channels per group: depthwise layers run
 //   here; vectorizing groups needs their stride known at compile time, left for later).
@@ -54,6 +55,7 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
         int c_tile;      // channels per tile
         int vec;         // vector width
         int q_tile;      // positions per tile
+        int rows = 1;    // rows of the next axis per tile (q_tile positions each)
     };
     std::vector<Branch> base = {
         {channels >= sp.vectors * lanes && width >= sp.q_tile, sp.vectors * lanes, lanes, sp.q_tile},
@@ -67,6 +69,15 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
         // 2..3 channel vectors (32-63 channels per group, e.g. vnet_up_3x3x3): two vectors x
         // q_tile, ahead of one vector (which left most of the register file idle).
         base.insert(base.begin() + 2, {channels >= 2 * lanes && width >= sp.q_tile, 2 * lanes, lanes, sp.q_tile});
+    }
+    if (rank >= 2 && sp.vectors > 2) {
+        // Narrow rows with a next row: four positions of two rows x (vectors - 1) channel vectors
+        // (24 accumulators on AVX-512), ahead of four positions of one row (16): a third fewer
+        // weight loads per multiply-add, which stream from L2 when the reduction is long
+        // (dcgan_l2: 4x4 phases, 2048 input channels x taps).
+        Expr height = out_param.dim(nxc ? 3 : 1).extent();
+        const int c = (sp.vectors - 1) * lanes;
+        base.insert(base.begin() + 1, {channels >= c && width >= 4 && height >= 2, c, lanes, 4, 2});
     }
     // No square tiles (see cpu_schedule.h: Halide 14 drops the reduction of such a branch).
     for (Branch &b : base) {
@@ -84,21 +95,26 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
     }
     branches.insert(branches.end(), base.begin(), base.end());
 
-    Var qo("qo"), qi("qi"), co_o("co_o"), co_i("co_i");
+    Var qo("qo"), qi("qi"), co_o("co_o"), co_i("co_i"), q1o("q1o"), q1i("q1i");
     // Outer loops shared by every branch, innermost first after the tile: rows, batch, channel
     // tiles, groups; all but the position tiles in parallel (nested loops rather than one fused
-    // loop, which would hide the tile's constant bounds from bounds inference).
-    auto outer = [&](Stage s, VarOrRVar c_outer, VarOrRVar g_var, std::vector<VarOrRVar> inner) {
+    // loop, which would hide the tile's constant bounds from bounds inference). `rows_split`:
+    // axis 1 is split into q1o (outside) and q1i (in `inner`).
+    auto outer = [&](Stage s, VarOrRVar c_outer, VarOrRVar g_var, std::vector<VarOrRVar> inner, bool rows_split) {
         std::vector<VarOrRVar> order = inner;
         order.push_back(qo);
-        for (int i = 1; i < rank; i++) order.push_back(p.q[i]);
+        for (int i = 1; i < rank; i++) order.push_back(i == 1 && rows_split ? q1o : p.q[i]);
         order.push_back(p.n);
         order.push_back(c_outer);
         order.push_back(g_var);
         s.reorder(order);
         // 1D: the position tiles too (a 1D layer may have one channel tile, one group, one batch).
         // (Tasks of 16 tiles instead made hifigan_up1 and _up3 1.2-1.3x slower.)
-        s.parallel(rank >= 2 ? p.q[rank - 1] : qo);
+        if (rank == 2 && rows_split) {
+            s.parallel(q1o);
+        } else {
+            s.parallel(rank >= 2 ? p.q[rank - 1] : qo);
+        }
         s.parallel(c_outer).parallel(g_var).parallel(p.n);
     };
 
@@ -106,14 +122,20 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
         Stage s = p.out.specialize(b.cond);
         s.split(p.q[0], qo, qi, b.q_tile, TailStrategy::ShiftInwards);
         s.split(p.co, co_o, co_i, b.c_tile, TailStrategy::ShiftInwards);
-        outer(s, co_o, p.g, {co_i, qi});
+        if (b.rows > 1) {
+            s.split(p.q[1], q1o, q1i, b.rows, TailStrategy::ShiftInwards);
+            outer(s, co_o, p.g, {co_i, qi, q1i}, true);
+            s.unroll(q1i);
+        } else {
+            outer(s, co_o, p.g, {co_i, qi}, false);
+        }
         s.vectorize(co_i, b.vec);
         if (b.c_tile > b.vec) s.unroll(co_i);
         if (b.q_tile > 1) s.unroll(qi);
     }
     // Fewer than four channels per group: scalar.
     p.out.split(p.q[0], qo, qi, 1);
-    outer(p.out, p.co, p.g, {qi});
+    outer(p.out, p.co, p.g, {qi}, false);
 
     // The accumulator lives in registers at the position tile of whichever branch runs.
     p.acc.compute_at(p.out, qo).store_in(MemoryType::Register);
@@ -121,25 +143,36 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
     // Channel pairs (p.ci_pairs): each pair is one lane pair of a vector twice the channel
     // vector's width, reduced into it (a VectorReduce, which Halide emits as vdpbf16ps); the
     // input pair is one 32-bit broadcast.
+    // Two-row tiles keep axis 1 inside the reduction too.
     RVar ci_pair("ci_pair"), ci_pairs("ci_pairs");
     Stage u = p.acc.update();
-    std::vector<VarOrRVar> order = {p.co, p.q[0], p.g, p.r[rank]};
-    if (p.ci_pairs) {
-        u.split(p.r[rank], ci_pairs, ci_pair, 2);
-        order = {ci_pair, p.co, p.q[0], p.g, ci_pairs};
-    }
-    for (int i = 0; i < rank; i++) order.push_back(p.r[i]);
-    for (int i = 1; i < rank; i++) order.push_back(p.q[i]);
-    order.push_back(p.n);
-    u.reorder(order);
+    if (p.ci_pairs) u.split(p.r[rank], ci_pairs, ci_pair, 2);
+    auto acc_order = [&](bool rows_inside) {
+        std::vector<VarOrRVar> order = {p.co, p.q[0]};
+        if (rows_inside) order.push_back(p.q[1]);
+        order.push_back(p.g);
+        if (p.ci_pairs) {
+            order.insert(order.begin(), ci_pair);
+            order.push_back(ci_pairs);
+        } else {
+            order.push_back(p.r[rank]);
+        }
+        for (int i = 0; i < rank; i++) order.push_back(p.r[i]);
+        for (int i = rows_inside ? 2 : 1; i < rank; i++) order.push_back(p.q[i]);
+        order.push_back(p.n);
+        return order;
+    };
+    u.reorder(acc_order(false));
     if (p.ci_pairs) u.atomic().vectorize(ci_pair);
     for (const Branch &b : branches) {
         Stage a = p.acc.specialize(b.cond);
         Stage au = u.specialize(b.cond);
+        if (b.rows > 1) au.reorder(acc_order(true));
         for (Stage st : {a, au}) {
             st.vectorize(p.co, b.vec);
             if (b.c_tile > b.vec) st.unroll(p.co);
             if (b.q_tile > 1) st.unroll(p.q[0]);
+            if (b.rows > 1) st.unroll(p.q[1]);
         }
         if (sp.unroll_taps) au.unroll(p.r[0]);
     }

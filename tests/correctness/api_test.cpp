@@ -751,6 +751,41 @@ TEST(ScheduleBranches, EveryRowWidthAndChannelCount) {
     EXPECT_GT(ran, 0);
 }
 
+static void add_outer_axis(deconv_ref::Problem &p, int64_t x, int64_t k, int64_t s, int64_t pad);
+
+// Channel-vectorized kernels tile rows of four or five positions over two rows (4 x 2 positions
+// x 3 vectors): both data layouts (channels-first layers with at least 16 output channels run
+// on channels-last kernels, or on channels-first ones when the reduction is long), heights of 2
+// and 3 (the second tile overlaps the first), channel counts around the 48-channel tile, ranks 2-3.
+TEST(ScheduleBranches, TwoRowTilesOfNarrowRows) {
+    int ran = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t)) continue;
+        std::mt19937 rng(41);
+        for (int rank : {2, 3}) {
+            if (!deconv_test::rank_built(rank)) continue;
+            for (int64_t width : {4, 5})  // kernel = stride = 2: each phase is the input's size
+                for (int64_t height : {2, 3})
+                    for (auto [ci, co] : {std::pair<int64_t, int64_t>{3, 48}, {3, 50}, {2048, 64}, {2, 100}}) {
+                        if (ci > 3 && (rank == 3 || t == DType::f64 || t == DType::f16)) continue;  // keep it quick
+                        deconv_ref::Problem p;
+                        p.grouped = true;
+                        p.input_shape = {1, ci, width};
+                        p.filter_shape = {1, ci, co, 2};
+                        p.strides = {2};
+                        p.pads_begin = {0};
+                        p.pads_end = {0};
+                        add_outer_axis(p, height, 2, 2, 0);
+                        if (rank == 3) add_outer_axis(p, 2, 1, 1, 0);
+                        EXPECT_TRUE(random_run_matches_reference(t, p, rng))
+                            << deconv_test::dt_str(t) << " " << deconv_ref::describe(p);
+                        ran++;
+                    }
+        }
+    }
+    EXPECT_GT(ran, 0);
+}
+
 // Makes a grouped 1D problem 2D: an outer spatial axis of `x` inputs, kernel `k`, stride `s`
 // and pad `pad` on both sides.
 static void add_outer_axis(deconv_ref::Problem &p, int64_t x, int64_t k, int64_t s, int64_t pad) {
