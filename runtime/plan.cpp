@@ -227,16 +227,24 @@ struct FilterPacking {
     std::vector<uint8_t> data;
     int64_t co = 1, ci = 0, g = 0;
     std::vector<int64_t> k;  // spec order
-    // Channel-pair packings (Plan::Impl::ci_pairs): blocks of kPairBlock output channels, each
-    // a whole packing of its own [k.., g, ci/2, kPairBlock, 2] (the last one zero-padded), so
-    // a kernel call on one block streams its weights from one contiguous array.
-    int64_t block = 0;  // elements per block; 0: one packing of every output channel
+    // Channels-last kernels (uses_channel_blocks): blocks of block_channels output channels,
+    // each a whole packing of its own, [k.., g, ci, block_channels] or, for channel pairs,
+    // [k.., g, ci/2, block_channels, 2] (the last block zero-padded), so that a kernel call on
+    // one block streams its weights from one contiguous array.
+    int64_t block = 0;           // elements per block; 0: one packing of every output channel
+    int64_t block_channels = 0;  // output channels per block
 };
 
-// Output channels per block of the pair kernels' packing: one kernel call per block, two of the
-// kernels' channel tiles (4 AVX-512 vectors of f32 accumulators) each. Measured on unet_up1_bf16
-// (medians of 4 alternating runs): 64 channels 4.68 ms, 128 4.51, 256 4.73.
-constexpr int64_t kPairBlock = 128;
+// Output channels per block of the channels-last kernels' packing: one kernel call per block, two
+// of the kernels' channel tiles (4 AVX-512 vectors of f32 accumulators) each. Measured on
+// unet_up1_bf16 (medians of 4 alternating runs): 64 channels 4.68 ms, 128 4.51, 256 4.73.
+constexpr int64_t kChannelBlock = 128;
+
+bool uses_channel_blocks(const Plan::Impl &p) {
+    const char *env = std::getenv("DECONV_CHANNEL_BLOCKS");
+    if (p.ci_pairs) return true;
+    return p.channel_major && !p.geo.forward && p.geo.data_format == DataFormat::NXC && !(env && std::strcmp(env, "0") == 0);
+}
 
 // dst[i] = src[i * stride] for i < count, elements of `elem` bytes (typed copies: this loop
 // runs once per weight on every run).
@@ -261,7 +269,8 @@ FilterPacking pack_filter(const void *src, const std::vector<int64_t> &st, const
     FilterPacking f;
     int64_t taps = 1;
     for (int64_t k : geo.kernel) taps *= k;
-    const int64_t width = p.ci_pairs ? std::min(kPairBlock, geo.c_out) : geo.c_out;  // channels per block
+    const bool blocked = uses_channel_blocks(p);
+    const int64_t width = blocked ? std::min(kChannelBlock, geo.c_out) : geo.c_out;  // channels per block
     const int64_t blocks = (geo.c_out + width - 1) / width;
     f.ci = width;
     f.k.assign(rank, 0);
@@ -275,7 +284,10 @@ FilterPacking pack_filter(const void *src, const std::vector<int64_t> &st, const
         inner *= geo.kernel[i];
     }
     if (!p.channel_major) f.g = inner;
-    if (p.ci_pairs) f.block = inner;
+    if (blocked) {
+        f.block = inner;
+        f.block_channels = width;
+    }
     f.data.assign((size_t)(blocks * geo.groups * taps * geo.c_in * width) * elem, 0);
 
     const detail::FilterAxes &fa = geo.filter;
@@ -291,7 +303,6 @@ FilterPacking pack_filter(const void *src, const std::vector<int64_t> &st, const
                 dst_off += k * f.k[i];
                 rem /= kd;
             }
-            uint8_t *dst = f.data.data() + dst_off * (int64_t)elem;
             for (int64_t ci = 0; ci < geo.c_in; ci++) {
                 const uint8_t *row = in + (src_off + ci * src_ci) * (int64_t)elem;
                 if (p.ci_pairs) {
@@ -300,12 +311,18 @@ FilterPacking pack_filter(const void *src, const std::vector<int64_t> &st, const
                         const int64_t at = (co / width) * f.block + dst_off + (ci / 2) * 2 * width + 2 * (co % width) + ci % 2;
                         std::memcpy(f.data.data() + at * (int64_t)elem, row + co * src_co * (int64_t)elem, elem);
                     }
-                } else if (src_co == 1) {
-                    std::memcpy(dst, row, (size_t)geo.c_out * elem);
                 } else {
-                    gather_row(dst, row, geo.c_out, src_co, elem);
+                    for (int64_t c0 = 0; c0 < geo.c_out; c0 += width) {
+                        uint8_t *dst = f.data.data() + ((c0 / width) * f.block + dst_off + ci * width) * (int64_t)elem;
+                        const uint8_t *from = row + c0 * src_co * (int64_t)elem;
+                        const int64_t count = std::min(width, geo.c_out - c0);
+                        if (src_co == 1) {
+                            std::memcpy(dst, from, (size_t)(count * (int64_t)elem));
+                        } else {
+                            gather_row(dst, from, count, src_co, elem);
+                        }
+                    }
                 }
-                dst += geo.c_out * elem;
             }
         }
     }
@@ -1173,7 +1190,7 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
     set_channel_dims(geo, p.channel_major, in_nc, out_nc, {packed.co, packed.ci, packed.g}, in_dims, w_dims, out_dims);
     if (p.ci_pairs) {
         // The pair layout's [2*co + ci%2, ci/2] (data_layout.h, logical_filter), per block.
-        set_dim(w_dims[fd(rank)], 0, 2 * std::min(kPairBlock, geo.c_out), packed.co);
+        set_dim(w_dims[fd(rank)], 0, 2 * geo.c_out, packed.co);
         set_dim(w_dims[fd(rank + 1)], 0, geo.c_in / 2, 2 * packed.ci);
     }
 
@@ -1301,18 +1318,19 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                 const int rc = p.interleaved_kernel->as<detail::InterleavedKernelFn>()(
                     (int32_t)p.info.pads_begin[in], steps[1], steps[2], &in_buf, &w_buf, &out_buf);
                 if (rc != 0) fail_kernel(p.interleaved_kernel, rc);
-            } else if (p.ci_pairs) {
+            } else if (packed.block) {
                 // One call per block of output channels (FilterPacking::block).
-                for (int64_t c0 = 0; c0 < geo.c_out; c0 += kPairBlock) {
-                    const int64_t width = std::min(kPairBlock, geo.c_out - c0);
+                const int64_t bc = packed.block_channels;
+                for (int64_t c0 = 0; c0 < geo.c_out; c0 += bc) {
+                    const int64_t width = std::min(bc, geo.c_out - c0);
                     halide_buffer_t in_buf{}, w_buf{}, out_buf{};
                     make_buffers(in_buf, w_buf, out_buf,
-                                 packed.data.data() + ((c0 / kPairBlock) * packed.block + w_off) * (int64_t)elem,
+                                 packed.data.data() + ((c0 / bc) * packed.block + w_off) * (int64_t)elem,
                                  out_base + c0 * out_nc[1] * (int64_t)elem);
                     halide_dimension_t wd[6], od[6];
                     std::copy(w_dims, w_dims + dims, wd);
                     std::copy(out_dims, out_dims + dims, od);
-                    wd[fd(rank)].extent = (int32_t)(2 * width);
+                    wd[fd(rank)].extent = (int32_t)(p.ci_pairs ? 2 * width : width);
                     od[dd(rank)].extent = (int32_t)width;
                     w_buf.dim = wd;
                     out_buf.dim = od;

@@ -627,3 +627,33 @@ TEST(LayoutBf16Dot, EvenInputChannelsEveryTileAndTail) {
     EXPECT_GT(ran, 0);
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
+
+// Channels-last kernels with more than 128 output channels per group run one call per block of
+// 128 (the filter packed block by block): block tails of 1 and 72 channels, every dtype.
+TEST(LayoutChannelBlocks, OutputChannelsAcrossBlocks) {
+    int ran = 0, failed = 0, i = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t) || !deconv_test::rank_built(2)) continue;
+        for (int64_t cout : {129, 200, 256}) {
+            const uint64_t seed = deconv_test::sweep_seed(t, 2, 4000 + i++);
+            std::mt19937 rng(static_cast<uint32_t>(seed));
+            LCase c;
+            c.dtype = t;
+            c.seed = seed;
+            c.api = i % 3;
+            c.p.grouped = true;
+            c.p.input_shape = {1, 2 * 6, 3, 7};
+            c.p.filter_shape = {2, 6, cout, 2, 3};
+            c.p.strides = {2, 2};
+            c.p.pads_begin = {0, 1};
+            c.p.pads_end = {0, 1};
+            c.input = deconv_test::random_values(t, deconv_ref::product(c.p.input_shape), rng);
+            c.filter = deconv_test::random_values(t, deconv_ref::product(c.p.filter_shape), rng);
+            ran++;
+            const auto r = run_and_check(c);
+            if (!r && ++failed <= 12) ADD_FAILURE() << r.message();
+        }
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
