@@ -149,13 +149,23 @@ std::string take_halide_error() {
     return s;
 }
 
-bool cpu_has_bf16_dot() {
-#if defined(__x86_64__)
+namespace {
+
+// Whether kernels built for `features` run here (Halide's check, under the variant cap).
+bool can_use(const std::vector<halide_target_feature_t> &features) {
     install_halide_hooks();
     uint64_t bits[kFeatureWords] = {};
-    for (auto f : variants().front().features) bits[f / 64] |= uint64_t(1) << (f % 64);
-    bits[halide_target_feature_avx512_sapphirerapids / 64] |= uint64_t(1) << (halide_target_feature_avx512_sapphirerapids % 64);
+    for (auto f : features) bits[f / 64] |= uint64_t(1) << (f % 64);
     return can_use_features(kFeatureWords, bits) != 0;
+}
+
+}  // namespace
+
+bool cpu_has_bf16_dot() {
+#if defined(__x86_64__)
+    std::vector<halide_target_feature_t> features = variants().front().features;
+    features.push_back(halide_target_feature_avx512_sapphirerapids);
+    return can_use(features);
 #else
     return false;
 #endif
@@ -164,11 +174,8 @@ bool cpu_has_bf16_dot() {
 }  // namespace detail
 
 std::string cpu_variant() {
-    detail::install_halide_hooks();
     for (const auto &v : detail::variants()) {
-        uint64_t bits[detail::kFeatureWords] = {};
-        for (auto f : v.features) bits[f / 64] |= uint64_t(1) << (f % 64);
-        if (detail::can_use_features(detail::kFeatureWords, bits)) return v.name;
+        if (detail::can_use(v.features)) return v.name;
     }
     return detail::variants().back().name;
 }

@@ -409,9 +409,11 @@ bool choose_channel_major(const detail::OpGeometry &g, const std::vector<int64_t
     return g.c_out >= 16 && g.c_in * taps > 256;
 }
 
-const char *kernel_op(const detail::OpGeometry &g, bool channel_major, bool interior) {
+// `ci_pairs`: the bf16 dot-product kernels (channels-last backprop only).
+const char *kernel_op(const detail::OpGeometry &g, bool channel_major, bool interior, bool ci_pairs = false) {
     const bool nxc = g.data_format == DataFormat::NXC;
     if (g.forward) return nxc ? "group_conv_nxc" : "group_conv";
+    if (nxc && ci_pairs) return interior ? "phase_conv_nxc_pairs_interior" : "phase_conv_nxc_pairs";
     if (nxc) return interior ? "phase_conv_nxc_interior" : "phase_conv_nxc";
     if (channel_major) return interior ? "phase_conv_channels_interior" : "phase_conv_channels";
     return interior ? "phase_conv_interior" : "phase_conv";
@@ -728,17 +730,15 @@ namespace {
 bool uses_bf16_dot(const Plan::Impl &p) {
     const char *env = std::getenv("DECONV_BF16_DOT");
     return p.dtype == DType::bf16 && !p.geo.forward && p.geo.data_format == DataFormat::NXC && p.geo.c_in % 2 == 0 &&
-           !(env && std::strcmp(env, "0") == 0) && detail::find_kernel("phase_conv_nxc_pairs", p.geo.rank, p.dtype) &&
-           detail::find_kernel("phase_conv_nxc_pairs_interior", p.geo.rank, p.dtype) && detail::cpu_has_bf16_dot();
+           !(env && std::strcmp(env, "0") == 0) && detail::find_kernel(kernel_op(p.geo, true, false, true), p.geo.rank, p.dtype) &&
+           detail::find_kernel(kernel_op(p.geo, true, true, true), p.geo.rank, p.dtype) && detail::cpu_has_bf16_dot();
 }
 
 void set_cpu_kernels(Plan::Impl &p, bool channel_major) {
     p.channel_major = channel_major;
     p.ci_pairs = channel_major && uses_bf16_dot(p);
-    const char *op = p.ci_pairs ? "phase_conv_nxc_pairs" : kernel_op(p.geo, p.channel_major, false);
-    const char *interior = p.ci_pairs ? "phase_conv_nxc_pairs_interior" : kernel_op(p.geo, p.channel_major, true);
-    p.kernel = detail::find_kernel(op, p.geo.rank, p.dtype);
-    p.interior_kernel = detail::find_kernel(interior, p.geo.rank, p.dtype);
+    p.kernel = detail::find_kernel(kernel_op(p.geo, p.channel_major, false, p.ci_pairs), p.geo.rank, p.dtype);
+    p.interior_kernel = detail::find_kernel(kernel_op(p.geo, p.channel_major, true, p.ci_pairs), p.geo.rank, p.dtype);
 }
 
 void choose_cpu_kernels(Plan::Impl &p) { set_cpu_kernels(p, choose_channel_major(p.geo, p.info.strides)); }
@@ -1189,8 +1189,8 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
     auto fd = [&](int logical) { return filter_dim(p.channel_major, rank, logical); };
     set_channel_dims(geo, p.channel_major, in_nc, out_nc, {packed.co, packed.ci, packed.g}, in_dims, w_dims, out_dims);
     if (p.ci_pairs) {
-        // The pair layout's [2*co + ci%2, ci/2] (data_layout.h, logical_filter), per block.
-        set_dim(w_dims[fd(rank)], 0, 2 * geo.c_out, packed.co);
+        // The pair layout's [2*co + ci%2, ci/2] (data_layout.h, logical_filter); the co axis's
+        // extent is set per block of output channels below (pair packings are always blocked).
         set_dim(w_dims[fd(rank + 1)], 0, geo.c_in / 2, 2 * packed.ci);
     }
 
