@@ -1,5 +1,7 @@
 #include "halide_glue.h"
 
+#include "cpu_thread_pool.h"
+
 #include "deconv/deconv.h"
 
 #include "HalideRuntime.h"
@@ -140,6 +142,7 @@ void install_halide_hooks() {
     std::call_once(once, [] {
         halide_set_error_handler(on_halide_error);
         halide_set_custom_can_use_target_features(can_use_features);
+        install_cpu_thread_pool();
     });
 }
 
@@ -172,6 +175,17 @@ bool cpu_has_bf16_dot() {
 }
 
 }  // namespace detail
+
+void set_cpu_threads(int threads) {
+    if (threads < 0) {
+        throw Error(ErrorKind::InvalidArgument,
+                    "set_cpu_threads(" + std::to_string(threads) + "): must be 0 (the default) or more");
+    }
+    detail::install_halide_hooks();  // the pool among them
+    detail::set_pool_threads(threads);
+}
+
+int cpu_threads() { return detail::pool_threads(); }
 
 std::string cpu_variant() {
     for (const auto &v : detail::variants()) {

@@ -336,6 +336,15 @@ private:
 
 // ---------------------------------------------------------------- build and machine facts
 
+// Threads of the CPU kernels' parallel loops, the calling thread included: `threads` >= 1, or 0
+// for the default (the environment variable HL_NUM_THREADS, else every core). The loops run on
+// the library's pool, whose idle workers spin for a while (DECONV_SPIN_US microseconds, default
+// 1000) before they sleep, so that back-to-back runs of small layers find them awake;
+// DECONV_SPIN_US=off uses Halide's own pool instead (set_cpu_threads then has no effect; use
+// HL_NUM_THREADS). Negative values throw InvalidArgument. Takes effect at the next parallel loop.
+void set_cpu_threads(int threads);
+int cpu_threads();
+
 // The x86 variant of the multi-target kernels that runs on this CPU, chosen the way the
 // kernels choose it at run time: on x86-64 "avx512" (Skylake/Cannonlake feature set), "avx2" or
 // "sse41"; on aarch64 "dotprod_fp16" (ARMv8.2, checked with HWCAP) or "neon". The environment

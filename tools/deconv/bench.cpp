@@ -80,8 +80,10 @@ private:
 
 void set_bench_threads(int threads) {
     if (threads <= 0) return;
+    // Halide's own pool too, for runs with DECONV_SPIN_US=off.
     ::setenv("HL_NUM_THREADS", std::to_string(threads).c_str(), 1);
     if (halide_set_num_threads) halide_set_num_threads(threads);
+    deconv::set_cpu_threads(threads);
 #if defined(DECONV_HAVE_ONEDNN)
     onednn_set_threads(threads);
 #endif
@@ -90,6 +92,7 @@ void set_bench_threads(int threads) {
 int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostream &out) {
     if (opt.repeats < 1) throw UsageError("--repeats " + std::to_string(opt.repeats) + ": must be at least 1");
     if (opt.warmup < 0) throw UsageError("--warmup " + std::to_string(opt.warmup) + ": must be at least 0");
+    if (!(opt.warmup_ms >= 0)) throw UsageError("--warmup-ms " + fmt("%g", opt.warmup_ms) + ": must be at least 0");
     if (opt.budget_s < 0) throw UsageError("--max-seconds must not be negative");
     if (!(opt.peak_gflops > 0)) throw UsageError("--peak-gflops must be positive");
     if (!(opt.peak_gbps > 0)) throw UsageError("--peak-gbps must be positive");
@@ -161,6 +164,7 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
                                        "add --include-scale)");
 
     // Phase 2: time.
+    const TimingOptions timing{opt.warmup, opt.warmup_ms, opt.repeats, opt.budget_s};
     Progress progress(opt.verbose);
     const std::string variant = deconv::cpu_variant();
     for (size_t i = 0; i < rows.size(); ++i) {
@@ -186,17 +190,17 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
                 const deconv::ConstTensorView vx(dx.data(), r.dtype, l.input_shape, {}, on_gpu);
                 const deconv::ConstTensorView vw(dw.data(), r.dtype, l.filter_shape, {}, on_gpu);
                 const deconv::TensorView vy{dy.data(), r.dtype, si.output_shape, {}, on_gpu};
-                r.ours = time_runs([&] { plan.run(vx, vw, vy); }, opt.warmup, opt.repeats, opt.budget_s);
+                r.ours = time_runs([&] { plan.run(vx, vw, vy); }, timing);
                 dy.download(y.data(), y.bytes.size());
             } else if (opt.pack_per_run) {
                 r.ours = time_runs([&] { plan.run(x.data(), w.data(), y.data()); },
-                                   opt.warmup, opt.repeats, opt.budget_s);
+                                   timing);
             } else {
                 const deconv::PackedFilter pw =
                     plan.pack_filter(deconv::ConstTensorView(w.data(), r.dtype, l.filter_shape));
                 const deconv::ConstTensorView vx(x.data(), r.dtype, l.input_shape);
                 const deconv::TensorView vy{y.data(), r.dtype, si.output_shape, {}};
-                r.ours = time_runs([&] { plan.run(vx, pw, vy); }, opt.warmup, opt.repeats, opt.budget_s);
+                r.ours = time_runs([&] { plan.run(vx, pw, vy); }, timing);
             }
         } catch (const deconv::Error &e) {
             progress.done();
@@ -214,7 +218,7 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
 #if defined(DECONV_HAVE_ONEDNN)
         if (with_onednn) {
             progress.show(i, rows.size(), l.name, "oneDNN");
-            r.dnn = onednn_time(l, si, x, w, &y, opt.warmup, opt.repeats, opt.budget_s);
+            r.dnn = onednn_time(l, si, x, w, &y, timing);
             r.dnn_ran = r.dnn.ok;
             if (r.dnn.ok && r.dnn.stats.runs < opt.repeats)
                 r.notes.push_back("oneDNN: " + std::to_string(r.dnn.stats.runs) +
@@ -267,6 +271,7 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
         j["threads"] = opt.threads > 0 ? opt.threads : hw_threads;
         j["onednn_version"] = with_onednn ? json(dnn_version) : json(nullptr);
         j["warmup"] = opt.warmup;
+        j["warmup_ms"] = opt.warmup_ms;
         j["repeats"] = opt.repeats;
         j["peak_gflops"] = opt.peak_gflops;
         j["peak_gbps"] = opt.peak_gbps;
@@ -342,7 +347,7 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
         << ", threads "
         << (opt.threads > 0 ? std::to_string(opt.threads) : std::to_string(hw_threads) + " (default)")
         << ", oneDNN " << (with_onednn ? dnn_version : std::string("not compared")) << ", warmup "
-        << opt.warmup << ", repeats " << opt.repeats << ", roofline " << opt.peak_gflops
+        << opt.warmup << " (>= " << fmt("%g", opt.warmup_ms) << " ms), repeats " << opt.repeats << ", roofline " << opt.peak_gflops
         << " GFLOP/s / " << opt.peak_gbps << " GB/s\n\n";
     char line[512];
     std::snprintf(line, sizeof line, "%-18s %-5s %-4s %10s %10s %7s %8s %6s", "layer", "dtype",

@@ -24,6 +24,7 @@ namespace deconv_cli {
 
 struct BenchOptions {
     int warmup = 2;
+    double warmup_ms = 20;  // and at least this long (timing.h says why)
     int repeats = 10;
     int threads = 0;  // 0: the libraries' defaults (all cores)
     double budget_s = 10;  // per layer and library: fewer runs for slow layers (0: no limit)

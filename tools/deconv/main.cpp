@@ -105,7 +105,7 @@ const char *kBenchFooter =
     "the format of shared/bench/layers.json (layers with \"scale\": true are left out unless "
     "--include-scale), or an OpenVINO IR .xml model (all its GroupConvolutionBackpropData, "
     "ConvolutionBackpropData and GroupConvolution layers).\n"
-    "Per layer: --warmup runs, then --repeats timed runs; prints the median and minimum ms, the "
+    "Per layer: --warmup runs (and at least --warmup-ms of them), then --repeats timed runs; prints the median and minimum ms, the "
     "spread ((max-min)/median), GFLOP/s = 2*MACs/time with the nominal MACs "
     "N*G*C_in*C_out*prod(X)*prod(K) (prod(Y), the output's, for group_convolution), and "
     "roofline % = max(2*MACs/peak_flops, (input+filter+output bytes)/peak_bandwidth) / time. The "
@@ -169,6 +169,11 @@ int main(int argc, char **argv) {
     bench_cmd->add_option("--dtype", bench.dtype, "Compute type for every layer (default: the layer's, else f32)")->type_name("TYPE")->group("Bench");
     bench_cmd->add_option("--repeats", bench.bench.repeats, "Timed runs per layer (default 10)")->type_name("N")->group("Bench");
     bench_cmd->add_option("--warmup", bench.bench.warmup, "Untimed runs first (default 2)")->type_name("N")->group("Bench");
+    bench_cmd->add_option("--warmup-ms", bench.bench.warmup_ms,
+                          "...and untimed runs for at least this long (default 20): the other library's idle threads "
+                          "stop spinning meanwhile")
+        ->type_name("MS")
+        ->group("Bench");
     bench_cmd->add_option("--threads", bench.bench.threads, "Threads for both libraries (default: all cores)")->type_name("N")->group("Bench");
     bench_cmd->add_option("--only", bench.only, "Comma-separated layer names to run (includes scale layers named)")->type_name("NAMES")->group("Bench");
     bench_cmd->add_option("--max-seconds", bench.bench.budget_s,

@@ -108,7 +108,7 @@ bool onednn_set_threads(int threads) {
 
 OnednnTiming onednn_time(const LayerSpec &layer, const deconv::ShapeInfo &shape,
                          const HostTensor &x, const HostTensor &w, const HostTensor *ours,
-                         int warmup, int repeats, double budget_s) {
+                         const TimingOptions &timing) {
     OnednnTiming result;
     const LayerGeometry g = layer_geometry(layer);
     const bool grouped = layer.op != deconv::Op::ConvolutionBackpropData;
@@ -225,7 +225,7 @@ OnednnTiming onednn_time(const LayerSpec &layer, const deconv::ShapeInfo &shape,
                 const TimingStats st = time_runs([&] {
                     prim.execute(strm, args);
                     strm.wait();
-                }, warmup, repeats, budget_s);
+                }, timing);
                 (b.cfg.any ? result.any_ms : result.plain_ms) = st.median_ms;
                 const bool better = !result.ok || st.median_ms < result.stats.median_ms;
                 if (better) {

@@ -56,6 +56,6 @@ bool onednn_set_threads(int threads);
 // against.
 OnednnTiming onednn_time(const LayerSpec &layer, const deconv::ShapeInfo &shape,
                          const HostTensor &x, const HostTensor &w, const HostTensor *ours,
-                         int warmup, int repeats, double budget_s);
+                         const TimingOptions &timing);
 
 }  // namespace deconv_cli

@@ -5,17 +5,18 @@
 
 namespace deconv_cli {
 
-TimingStats time_runs(const std::function<void()> &fn, int warmup, int repeats, double budget_s) {
+TimingStats time_runs(const std::function<void()> &fn, const TimingOptions &opt) {
     using clock = std::chrono::steady_clock;
-    const double budget_ms = budget_s * 1e3;
+    const double budget_ms = opt.budget_s * 1e3;
     const auto w0 = clock::now();
-    for (int i = 0; i < warmup; ++i) {
-        fn();
+    for (int i = 0;; ++i) {
         const double used = std::chrono::duration<double, std::milli>(clock::now() - w0).count();
+        if (i >= opt.warmup && used >= opt.warmup_ms) break;
         if (budget_ms > 0 && used > budget_ms / 4) break;
+        fn();
     }
     TimingStats s;
-    if (repeats < 1) repeats = 1;
+    const int repeats = std::max(opt.repeats, 1);
     double used = 0;
     for (int i = 0; i < repeats; ++i) {
         const auto t0 = clock::now();

@@ -1,0 +1,216 @@
+#include "cpu_thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "HalideRuntime.h"
+
+namespace deconv {
+namespace detail {
+
+namespace {
+
+// How long an idle worker spins before it sleeps. About what OpenMP's default
+// wait policy spins; long enough to span the serial copies between the kernel
+// calls of one run and the gap between runs, short enough that an idle process
+// stops burning a core within a millisecond. DECONV_SPIN_US overrides it (0:
+// sleep at once; "off": Halide's own pool).
+constexpr int kDefaultSpinMicros = 1000;
+
+// The most threads a loop uses (a bound on absurd HL_NUM_THREADS values).
+constexpr int kMaxThreads = 256;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+}
+
+int env_threads() {
+    static const int n = [] {
+        const char *env = std::getenv("HL_NUM_THREADS");
+        if (env && *env) {
+            char *end = nullptr;
+            const long n = std::strtol(env, &end, 10);
+            if (end && *end == '\0' && n >= 1) return (int)std::min<long>(n, kMaxThreads);
+        }
+        return (int)std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, kMaxThreads);
+    }();
+    return n;
+}
+
+// -1: Halide's pool; otherwise the spin in microseconds.
+int spin_micros() {
+    static const int us = [] {
+        const char *env = std::getenv("DECONV_SPIN_US");
+        if (!env || !*env) return kDefaultSpinMicros;
+        if (std::strcmp(env, "off") == 0) return -1;
+        char *end = nullptr;
+        const long v = std::strtol(env, &end, 10);
+        if (!end || *end != '\0' || v < 0) return kDefaultSpinMicros;
+        return (int)std::min<long>(v, 1000000);
+    }();
+    return us;
+}
+
+std::atomic<int> g_threads{0};  // 0: not set (env_threads())
+
+// Set while a thread runs tasks of a loop: a loop it starts then runs serially.
+thread_local bool t_in_loop = false;
+
+class Pool {
+public:
+    // Runs tasks [min, min + size) of `f`; the caller takes part.
+    int run(void *uc, halide_task_t f, int min, int size, uint8_t *closure) {
+        const int threads = pool_threads();
+        if (t_in_loop || threads <= 1) return serial(uc, f, min, size, closure);
+        // Fewer tasks than threads (the batch loop of one image, outside the loops over groups
+        // and rows): run them in turn and leave the pool to the loops inside.
+        if (size < threads) {
+            for (int i = 0; i < size; i++) {
+                if (int r = f(uc, min + i, closure)) return r;
+            }
+            return 0;
+        }
+        std::unique_lock<std::mutex> owner(owner_, std::try_to_lock);
+        if (!owner.owns_lock()) return serial(uc, f, min, size, closure);
+        ensure_workers(threads - 1);
+
+        // Publish: the fields first, then the generation that workers watch, then open.
+        job_ = {uc, f, closure, min, size};
+        next_.store(0);
+        error_.store(0);
+        active_.store(std::min(threads - 1, size - 1));
+        generation_.fetch_add(1);
+        open_.store(true);
+        if (sleepers_.load() > 0) {
+            std::lock_guard<std::mutex> lk(sleep_mutex_);
+            wake_.notify_all();
+        }
+        t_in_loop = true;
+        take_tasks();
+        t_in_loop = false;
+        // Close the job, then wait for the workers inside it: none reads its fields after.
+        open_.store(false);
+        while (busy_.load() != 0) cpu_relax();
+        return error_.load();
+    }
+
+private:
+    struct Job {
+        void *uc = nullptr;
+        halide_task_t f = nullptr;
+        uint8_t *closure = nullptr;
+        int min = 0, size = 0;
+    };
+
+    static int serial(void *uc, halide_task_t f, int min, int size, uint8_t *closure) {
+        const bool outer = t_in_loop;
+        t_in_loop = true;
+        int result = 0;
+        for (int i = 0; i < size && result == 0; i++) result = f(uc, min + i, closure);
+        t_in_loop = outer;
+        return result;
+    }
+
+    void take_tasks() {
+        for (;;) {
+            const int i = next_.fetch_add(1);
+            if (i >= job_.size) return;
+            if (error_.load() != 0) continue;  // skip the rest after a failure
+            const int r = job_.f(job_.uc, job_.min + i, job_.closure);
+            if (r != 0) {
+                int expected = 0;
+                error_.compare_exchange_strong(expected, r);
+            }
+        }
+    }
+
+    void ensure_workers(int n) {
+        while ((int)workers_ < n) {
+            const int index = (int)workers_;
+            std::thread([this, index] { work(index); }).detach();
+            workers_++;
+        }
+    }
+
+    void work(int index) {
+        t_in_loop = true;
+        uint64_t seen = generation_.load();
+        for (;;) {
+            uint64_t g = wait_for_generation(seen);
+            seen = g;
+            if (index >= active_.load()) continue;
+            busy_.fetch_add(1);
+            // The job is still the one published under `g` (open and unchanged) or a
+            // later one: either way its fields hold until busy_ drops back.
+            if (open_.load()) take_tasks();
+            busy_.fetch_sub(1);
+        }
+    }
+
+    uint64_t wait_for_generation(uint64_t seen) {
+        const int us = std::max(spin_micros(), 0);
+        const auto start = std::chrono::steady_clock::now();
+        for (int spins = 0;; spins++) {
+            const uint64_t g = generation_.load();
+            if (g != seen) return g;
+            cpu_relax();
+            if ((spins & 63) == 0 && std::chrono::steady_clock::now() - start >= std::chrono::microseconds(us)) {
+                break;
+            }
+        }
+        std::unique_lock<std::mutex> lk(sleep_mutex_);
+        sleepers_.fetch_add(1);
+        wake_.wait(lk, [&] { return generation_.load() != seen; });
+        sleepers_.fetch_sub(1);
+        return generation_.load();
+    }
+
+    std::mutex owner_;    // one loop at a time owns the workers
+    size_t workers_ = 0;  // under owner_
+    Job job_;
+    std::atomic<int> next_{0}, error_{0}, active_{0}, busy_{0}, sleepers_{0};
+    std::atomic<uint64_t> generation_{0};
+    std::atomic<bool> open_{false};
+    std::mutex sleep_mutex_;
+    std::condition_variable wake_;
+};
+
+// Never destroyed: its detached workers may still spin while the process exits.
+Pool &pool() {
+    static Pool *p = new Pool;
+    return *p;
+}
+
+int do_par_for(void *uc, halide_task_t f, int min, int size, uint8_t *closure) {
+    return pool().run(uc, f, min, size, closure);
+}
+
+}  // namespace
+
+int pool_threads() {
+    const int n = g_threads.load();
+    return n > 0 ? n : env_threads();
+}
+
+void set_pool_threads(int threads) { g_threads.store(std::clamp(threads, 0, kMaxThreads)); }
+
+void install_cpu_thread_pool() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        if (spin_micros() >= 0) halide_set_custom_do_par_for(do_par_for);
+    });
+}
+
+}  // namespace detail
+}  // namespace deconv

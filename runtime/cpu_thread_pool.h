@@ -1,0 +1,31 @@
+// The thread pool the CPU kernels' parallel loops run on (Halide's halide_do_par_for, replaced
+// through halide_set_custom_do_par_for).
+//
+// Why not Halide's own pool: its idle workers sleep on a condition variable at once, and on a
+// virtual machine a sleeping vCPU takes longer to wake than a small layer takes to run. The
+// suite's small layers (grouped32_up, centernet_dla_dw: 0.1-0.2 ms, two or more kernel calls
+// per run with serial copies between them) then ran at one thread's speed whenever the second
+// worker had gone to sleep, which was most runs. Here idle workers spin for a while (as
+// OpenMP's do by default) before they sleep, so back-to-back kernel calls find them awake.
+//
+// Semantics kept from Halide's pool: the calling thread takes part; a parallel loop inside a
+// task (nested) runs serially on that thread, and a loop of fewer tasks than threads runs its
+// tasks in turn, each free to use the pool for the loops inside; a task's non-zero result is the loop's result.
+// Loops started on several threads at once: the first takes the workers, the others run
+// serially on their own threads (the cores are busy anyway).
+#pragma once
+
+namespace deconv {
+namespace detail {
+
+// Installs the pool as Halide's do_par_for (idempotent, thread-safe), unless DECONV_SPIN_US=off
+// keeps Halide's pool.
+void install_cpu_thread_pool();
+
+// Threads of a parallel loop (the caller included): set_cpu_threads' value, else HL_NUM_THREADS,
+// else the hardware's.
+int pool_threads();
+void set_pool_threads(int threads);
+
+}  // namespace detail
+}  // namespace deconv

@@ -1,0 +1,145 @@
+// The CPU kernels' thread pool (runtime/cpu_thread_pool.cpp), through the entry point the
+// kernels call (halide_do_par_for) and through layers run at several thread counts: every task
+// runs exactly once, nested and concurrent loops, a failing task's result, set_cpu_threads'
+// contract. Under DECONV_SPIN_US=off the same tests exercise Halide's own pool.
+#include "check.h"
+
+#include <atomic>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+extern "C" int halide_do_par_for(void *user_context, int (*task)(void *, int, uint8_t *), int min, int size,
+                                 uint8_t *closure);
+
+namespace {
+
+using deconv::DType;
+using deconv_test::GenCase;
+
+// Restores the default thread count when a test ends, whatever it set.
+struct ThreadCountGuard {
+    ~ThreadCountGuard() { deconv::set_cpu_threads(0); }
+};
+
+struct Counts {
+    std::vector<std::atomic<int>> outer, inner;
+    int inner_per_task = 0;
+    int fail_at = -1;
+    Counts(int n, int inner_n) : outer(n), inner(size_t(n) * inner_n), inner_per_task(inner_n) {}
+};
+
+struct InnerClosure {
+    Counts *c;
+    int task;
+};
+
+int inner_task(void *, int i, uint8_t *closure) {
+    auto *ic = reinterpret_cast<InnerClosure *>(closure);
+    ic->c->inner[size_t(ic->task) * ic->c->inner_per_task + i]++;
+    return 0;
+}
+
+int outer_task(void *uc, int i, uint8_t *closure) {
+    auto *c = reinterpret_cast<Counts *>(closure);
+    c->outer[i]++;
+    if (i == c->fail_at) return -7;
+    if (c->inner_per_task > 0) {
+        InnerClosure ic{c, i};
+        return halide_do_par_for(uc, inner_task, 0, c->inner_per_task, reinterpret_cast<uint8_t *>(&ic));
+    }
+    return 0;
+}
+
+// Runs one loop of `n` tasks (with `inner` nested tasks each) and checks every task ran once.
+::testing::AssertionResult loop_runs_each_task_once(int n, int inner) {
+    Counts c(n, inner);
+    const int r = halide_do_par_for(nullptr, outer_task, 0, n, reinterpret_cast<uint8_t *>(&c));
+    if (r != 0) return ::testing::AssertionFailure() << "loop returned " << r;
+    for (int i = 0; i < n; i++) {
+        if (c.outer[i] != 1) return ::testing::AssertionFailure() << "task " << i << " ran " << c.outer[i] << " times";
+        for (int j = 0; j < inner; j++) {
+            const int k = c.inner[size_t(i) * inner + j];
+            if (k != 1) return ::testing::AssertionFailure() << "nested task " << i << "." << j << " ran " << k << " times";
+        }
+    }
+    return ::testing::AssertionSuccess();
+}
+
+TEST(ThreadPool, EveryTaskOnceAtEveryThreadCount) {
+    ThreadCountGuard guard;
+    for (int threads : {1, 2, 3, 8}) {
+        deconv::set_cpu_threads(threads);
+        for (int n : {0, 1, 2, 3, 31, 1000}) {
+            EXPECT_TRUE(loop_runs_each_task_once(n, 0)) << threads << " threads, " << n << " tasks";
+            EXPECT_TRUE(loop_runs_each_task_once(n, 5)) << threads << " threads, " << n << " tasks x 5 nested";
+        }
+        // Many small loops back to back: the workers' spin-then-sleep hand-over at every loop.
+        for (int k = 0; k < 200; k++) ASSERT_TRUE(loop_runs_each_task_once(1 + k % 9, 0)) << threads << " threads";
+    }
+}
+
+TEST(ThreadPool, FailingTaskIsTheLoopsResult) {
+    ThreadCountGuard guard;
+    for (int threads : {1, 2, 4}) {
+        deconv::set_cpu_threads(threads);
+        Counts c(300, 0);
+        c.fail_at = 123;
+        EXPECT_EQ(halide_do_par_for(nullptr, outer_task, 0, 300, reinterpret_cast<uint8_t *>(&c)), -7)
+            << threads << " threads";
+        EXPECT_EQ(c.outer[123], 1);
+        // The pool is usable after a failure.
+        EXPECT_TRUE(loop_runs_each_task_once(100, 3)) << threads << " threads";
+    }
+}
+
+TEST(ThreadPool, LoopsFromSeveralThreadsAtOnce) {
+    ThreadCountGuard guard;
+    deconv::set_cpu_threads(2);
+    constexpr int kCallers = 4;
+    std::vector<std::string> errors(kCallers);
+    std::vector<std::thread> callers;
+    for (int t = 0; t < kCallers; t++)
+        callers.emplace_back([&, t] {
+            for (int k = 0; k < 100 && errors[t].empty(); k++) {
+                const auto r = loop_runs_each_task_once(17 + (k + t) % 50, k % 3);
+                if (!r) errors[t] = r.message();
+            }
+        });
+    for (auto &c : callers) c.join();
+    for (int t = 0; t < kCallers; t++) EXPECT_EQ(errors[t], "") << "caller " << t;
+}
+
+TEST(ThreadPool, SetCpuThreadsContract) {
+    ThreadCountGuard guard;
+    try {
+        deconv::set_cpu_threads(-1);
+        FAIL() << "no error for -1 threads";
+    } catch (const deconv::Error &e) {
+        EXPECT_EQ(e.kind(), deconv::ErrorKind::InvalidArgument);
+        EXPECT_THAT(e.what(), ::testing::HasSubstr("set_cpu_threads(-1)"));
+    }
+    deconv::set_cpu_threads(3);
+    EXPECT_EQ(deconv::cpu_threads(), 3);
+    deconv::set_cpu_threads(0);
+    EXPECT_GE(deconv::cpu_threads(), 1);
+}
+
+// Layers of every rank at 1, 2 and 5 threads against the reference (5: more threads than this
+// machine's cores, so workers are preempted mid-loop).
+TEST(ThreadPool, LayersMatchTheReferenceAtSeveralThreadCounts) {
+    ThreadCountGuard guard;
+    for (int threads : {1, 2, 5}) {
+        deconv::set_cpu_threads(threads);
+        for (int rank = 1; rank <= 3; rank++) {
+            if (!deconv_test::rank_built(rank) || !deconv_test::dtype_built(DType::f32)) continue;
+            for (int i = 0; i < 4; i++) {
+                GenCase c = deconv_test::make_case(DType::f32, rank, 9100 + 10 * threads + i);
+                c.api = 1;
+                EXPECT_TRUE(deconv_test::run_and_check(c)) << threads << " threads";
+            }
+        }
+    }
+}
+
+}  // namespace
