@@ -87,9 +87,14 @@ public:
 
         // Publish: the fields first, then the generation that workers watch, then open.
         job_ = {uc, f, closure, min, size};
-        next_.store(0);
+        const int participants = std::min(threads, size);
+        for (int t = 0; t < participants; t++) {
+            ranges_[t].next.store((int)((int64_t)size * t / participants));
+            ranges_[t].end = (int)((int64_t)size * (t + 1) / participants);
+        }
+        participants_ = participants;
         error_.store(0);
-        active_.store(std::min(threads - 1, size - 1));
+        active_.store(participants - 1);
         generation_.fetch_add(1);
         open_.store(true);
         if (sleepers_.load() > 0) {
@@ -97,7 +102,7 @@ public:
             wake_.notify_all();
         }
         t_in_loop = true;
-        take_tasks();
+        take_tasks(0);
         t_in_loop = false;
         // Close the job, then wait for the workers inside it: none reads its fields after.
         open_.store(false);
@@ -122,15 +127,19 @@ private:
         return result;
     }
 
-    void take_tasks() {
-        for (;;) {
-            const int i = next_.fetch_add(1);
-            if (i >= job_.size) return;
-            if (error_.load() != 0) continue;  // skip the rest after a failure
-            const int r = job_.f(job_.uc, job_.min + i, job_.closure);
-            if (r != 0) {
-                int expected = 0;
-                error_.compare_exchange_strong(expected, r);
+    // Participant `self` runs its own contiguous range first, then helps the others with theirs.
+    void take_tasks(int self) {
+        for (int k = 0; k < participants_; k++) {
+            Range &r = ranges_[(self + k) % participants_];
+            for (;;) {
+                const int i = r.next.fetch_add(1);
+                if (i >= r.end) break;
+                if (error_.load() != 0) continue;  // skip the rest after a failure
+                const int e = job_.f(job_.uc, job_.min + i, job_.closure);
+                if (e != 0) {
+                    int expected = 0;
+                    error_.compare_exchange_strong(expected, e);
+                }
             }
         }
     }
@@ -153,7 +162,7 @@ private:
             busy_.fetch_add(1);
             // The job is still the one published under `g` (open and unchanged) or a
             // later one: either way its fields hold until busy_ drops back.
-            if (open_.load()) take_tasks();
+            if (open_.load()) take_tasks(index + 1);
             busy_.fetch_sub(1);
         }
     }
@@ -179,7 +188,13 @@ private:
     std::mutex owner_;    // one loop at a time owns the workers
     size_t workers_ = 0;  // under owner_
     Job job_;
-    std::atomic<int> next_{0}, error_{0}, active_{0}, busy_{0}, sleepers_{0};
+    struct alignas(64) Range {
+        std::atomic<int> next{0};
+        int end = 0;
+    };
+    Range ranges_[kMaxThreads];
+    int participants_ = 0;
+    std::atomic<int> error_{0}, active_{0}, busy_{0}, sleepers_{0};
     std::atomic<uint64_t> generation_{0};
     std::atomic<bool> open_{false};
     std::mutex sleep_mutex_;

@@ -8,6 +8,14 @@
 // worker had gone to sleep, which was most runs. Here idle workers spin for a while (as
 // OpenMP's do by default) before they sleep, so back-to-back kernel calls find them awake.
 //
+// Tasks are dealt out statically first: each participant (the caller is participant 0) runs its
+// own contiguous range of the loop's tasks, then takes what is left of the others' ranges. So a
+// thread keeps working on the same part of the tensors in every call and run: its output rows and
+// input copy stay in its own core's caches. Handing tasks out one at a time from one counter (as
+// Halide's pool does) moved them between cores run after run; on an AMD EPYC VM whose two vCPUs
+// share no cache, centernet_dla_dw ran 1.8x slower on two threads than on one (0.38 ms against
+// 0.21), and 0.12 ms with the static ranges.
+//
 // Semantics kept from Halide's pool: the calling thread takes part; a parallel loop inside a
 // task (nested) runs serially on that thread, and a loop of fewer tasks than threads runs its
 // tasks in turn, each free to use the pool for the loops inside; a task's non-zero result is the loop's result.

@@ -798,7 +798,9 @@ static void add_outer_axis(deconv_ref::Problem &p, int64_t x, int64_t k, int64_t
 
 // Depthwise layers with two taps per phase along the innermost axis (kernel = 2 x stride, the
 // common upsampling) take the interleaved kernel's specialization with the taps innermost and
-// unrolled; one and three taps per phase take the general branches beside it.
+// unrolled (in 2D, rows 16 long take the branch for rows a whole number of vectors long, rows 40
+// long the one with a shifted last tile); one and three taps per phase take the general branches
+// beside it.
 TEST(InterleavedPhases, DepthwiseTwoTapsPerPhase) {
     int ran = 0;
     for (DType t : deconv_test::all_dtypes()) {
