@@ -218,6 +218,9 @@ int pool_threads() {
     return n > 0 ? n : env_threads();
 }
 
+SerialLoops::SerialLoops(bool serial) : saved_(t_in_loop) { t_in_loop = t_in_loop || serial; }
+SerialLoops::~SerialLoops() { t_in_loop = saved_; }
+
 void set_pool_threads(int threads) { g_threads.store(std::clamp(threads, 0, kMaxThreads)); }
 
 void install_cpu_thread_pool() {

@@ -35,5 +35,18 @@ void install_cpu_thread_pool();
 int pool_threads();
 void set_pool_threads(int threads);
 
+// While one lives, the parallel loops this thread starts run on it alone (as nested loops do).
+// For layers so small that handing half of them to another core costs more than it saves.
+class SerialLoops {
+public:
+    explicit SerialLoops(bool serial);
+    ~SerialLoops();
+    SerialLoops(const SerialLoops &) = delete;
+    SerialLoops &operator=(const SerialLoops &) = delete;
+
+private:
+    bool saved_;
+};
+
 }  // namespace detail
 }  // namespace deconv

@@ -3,9 +3,16 @@
 // runs exactly once, nested and concurrent loops, a failing task's result, set_cpu_threads'
 // contract. Under DECONV_SPIN_US=off the same tests exercise Halide's own pool.
 #include "check.h"
+#include "cpu_thread_pool.h"  // runtime/: SerialLoops
 
 #include <atomic>
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -77,6 +84,56 @@ TEST(ThreadPool, EveryTaskOnceAtEveryThreadCount) {
         // Many small loops back to back: the workers' spin-then-sleep hand-over at every loop.
         for (int k = 0; k < 200; k++) ASSERT_TRUE(loop_runs_each_task_once(1 + k % 9, 0)) << threads << " threads";
     }
+}
+
+struct ThreadIds {
+    std::mutex m;
+    std::set<std::thread::id> ids;
+};
+
+int record_thread(void *, int, uint8_t *closure) {
+    auto *t = reinterpret_cast<ThreadIds *>(closure);
+    std::this_thread::sleep_for(std::chrono::microseconds(50));  // long enough for a worker to join in
+    std::lock_guard<std::mutex> lk(t->m);
+    t->ids.insert(std::this_thread::get_id());
+    return 0;
+}
+
+bool on_halide_pool() {
+    const char *e = std::getenv("DECONV_SPIN_US");
+    return e && std::strcmp(e, "off") == 0;
+}
+
+// The threads a loop of `n` tasks ran on.
+std::set<std::thread::id> loop_threads(int n) {
+    ThreadIds t;
+    EXPECT_EQ(halide_do_par_for(nullptr, record_thread, 0, n, reinterpret_cast<uint8_t *>(&t)), 0);
+    return t.ids;
+}
+
+// A SerialLoops scope keeps this thread's loops on it (the plan's choice for tiny layers); its
+// end, and a scope that does not ask for it, leave them parallel. Under Halide's own pool
+// (DECONV_SPIN_US=off) the scope has no effect: only the first check is made.
+TEST(ThreadPool, SerialLoopsScope) {
+    ThreadCountGuard guard;
+    deconv::set_cpu_threads(4);
+    {
+        const deconv::detail::SerialLoops serial(true);
+        if (!on_halide_pool()) {
+            EXPECT_EQ(loop_threads(64), std::set<std::thread::id>{std::this_thread::get_id()});
+        }
+        const deconv::detail::SerialLoops inner(false);  // nested: stays serial
+        if (!on_halide_pool()) EXPECT_EQ(loop_threads(64).size(), 1u);
+    }
+    {
+        const deconv::detail::SerialLoops no(false);
+        EXPECT_TRUE(loop_runs_each_task_once(64, 2));
+    }
+    // Parallel again: with 64 tasks of 50 us on 4 threads, some worker takes part (in one of
+    // several tries: on a loaded machine the workers may not get a core in time).
+    size_t most = 0;
+    for (int k = 0; k < 20 && most < 2; k++) most = std::max(most, loop_threads(64).size());
+    EXPECT_GT(most, 1u);
 }
 
 TEST(ThreadPool, FailingTaskIsTheLoopsResult) {
