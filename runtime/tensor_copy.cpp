@@ -159,7 +159,38 @@ void copy_items(const CopyPlan &c, int64_t begin, int64_t end) {
         so += idx[a] * c.s_outer[a];
         dof += idx[a] * c.d_outer[a];
     }
-    for (int64_t item = begin; item < end; item++) {
+    // Dense rows (the bordered input copy of a channels-first layer): whole runs along the
+    // innermost outer axis as one memcpy per row and two pointer steps. Going through the general
+    // item loop cost as much time as the memcpy calls themselves for rows of 64 floats
+    // (centernet_dla_dw: 4096 rows per run).
+    const bool dense_rows = chunks == 1 && c.n_cross == 1 && c.s_inner == 1 && c.d_inner == 1 && dims > 0;
+    for (int64_t item = begin; item < end;) {
+        if (dense_rows) {
+            const size_t last = dims - 1;
+            const int64_t run = std::min(end - item, c.n_outer[last] - idx[last]);
+            const size_t row_bytes = (size_t)c.n_inner * c.elem;
+            const int64_t s_step = c.s_outer[last] * (int64_t)c.elem, d_step = c.d_outer[last] * (int64_t)c.elem;
+            const uint8_t *s = c.src + so * (int64_t)c.elem;
+            uint8_t *d = c.dst + dof * (int64_t)c.elem;
+            for (int64_t r = 0; r < run; r++, s += s_step, d += d_step) std::memcpy(d, s, row_bytes);
+            item += run;
+            idx[last] += run;
+            so += run * c.s_outer[last];
+            dof += run * c.d_outer[last];
+            if (idx[last] < c.n_outer[last]) continue;
+            so -= c.s_outer[last] * c.n_outer[last];
+            dof -= c.d_outer[last] * c.n_outer[last];
+            idx[last] = 0;
+            for (size_t a = last; a-- > 0;) {
+                so += c.s_outer[a];
+                dof += c.d_outer[a];
+                if (++idx[a] < c.n_outer[a]) break;
+                so -= c.s_outer[a] * c.n_outer[a];
+                dof -= c.d_outer[a] * c.n_outer[a];
+                idx[a] = 0;
+            }
+            continue;
+        }
         const uint8_t *s = c.src + so * (int64_t)c.elem;
         uint8_t *d = c.dst + dof * (int64_t)c.elem;
         const int64_t x0 = chunk * kCrossChunk, x1 = std::min(c.n_cross, x0 + kCrossChunk);
@@ -169,6 +200,7 @@ void copy_items(const CopyPlan &c, int64_t begin, int64_t end) {
         case 4: copy_rows<uint32_t>(c, s, d, x0, x1); break;
         default: copy_rows<uint64_t>(c, s, d, x0, x1); break;
         }
+        item++;
         if (++chunk < chunks) continue;
         chunk = 0;
         for (size_t a = dims; a-- > 0;) {
