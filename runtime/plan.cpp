@@ -220,6 +220,17 @@ void set_channel_dims(const detail::OpGeometry &geo, bool channel_major, const s
     set_dim(out_dims[dd(rank + 2)], 0, geo.n, out_nc[0]);
 }
 
+// The filter of the interleaved kernel, from the position kernels' packing: logical
+// [j, ph, k_1 .. k_{D-1}, co, ci, g] (innermost axis first) where (j, ph) is tap
+// tap_first(ph) + s*j of the innermost axis (stride s, one phase per output residue), zero where that phase has fewer taps; stored
+// [g, k_outer.., ph, j, ci, co] (outermost first).
+struct InterleavedFilter {
+    std::vector<uint8_t> data;
+    int64_t taps = 0;                  // j extent: the most taps of a phase
+    int64_t j = 0, ph = 0, g = 0;      // strides
+    std::vector<int64_t> k;            // outer axes' tap strides, spec order (rank - 1)
+};
+
 // The packed filter the kernels read: position-vectorized kernels [g, k.., ci, co],
 // channel-vectorized kernels [k.., g, ci, co] (outermost first). Output channels are innermost
 // in both: the former broadcast co_tile consecutive weights per (ci, tap), which then share a
@@ -234,7 +245,14 @@ struct FilterPacking {
     // one block streams its weights from one contiguous array.
     int64_t block = 0;           // elements per block; 0: one packing of every output channel
     int64_t block_channels = 0;  // output channels per block
+    // Plans with an interleaved kernel: its filter too, packed with the rest (once per
+    // Plan::pack_filter; repacked per run, it cost hifigan_up3 a fresh 128 KiB mapping, zeroed
+    // and faulted in, every run).
+    InterleavedFilter interleaved;
 };
+
+InterleavedFilter pack_interleaved(const FilterPacking &f, const std::vector<AxisPhase> &inner,
+                                   const detail::OpGeometry &geo, size_t elem);
 
 // Output channels per block of the channels-last kernels' packing: one kernel call per block, two
 // of the kernels' channel tiles (4 AVX-512 vectors of f32 accumulators) each. Measured on
@@ -327,19 +345,10 @@ FilterPacking pack_filter(const void *src, const std::vector<int64_t> &st, const
             }
         }
     }
+    if (p.interleaved_kernel) f.interleaved = pack_interleaved(f, p.phases[rank - 1], geo, elem);
     return f;
 }
 
-// The filter of the interleaved kernel, from the position kernels' packing: logical
-// [j, ph, k_1 .. k_{D-1}, co, ci, g] (innermost axis first) where (j, ph) is tap
-// tap_first(ph) + s*j of the innermost axis (stride s, one phase per output residue), zero where that phase has fewer taps; stored
-// [g, k_outer.., ph, j, ci, co] (outermost first).
-struct InterleavedFilter {
-    std::vector<uint8_t> data;
-    int64_t taps = 0;                  // j extent: the most taps of a phase
-    int64_t j = 0, ph = 0, g = 0;      // strides
-    std::vector<int64_t> k;            // outer axes' tap strides, spec order (rank - 1)
-};
 
 InterleavedFilter pack_interleaved(const FilterPacking &f, const std::vector<AxisPhase> &inner,
                                    const detail::OpGeometry &geo, size_t elem) {
@@ -1083,7 +1092,8 @@ PackedFilter::PackedFilter() = default;
 PackedFilter::PackedFilter(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
 size_t PackedFilter::bytes() const {
     if (!impl_) return 0;
-    return impl_->packing.data.size() + impl_->via_f32.bytes() + impl_->dense.size();
+    return impl_->packing.data.size() + impl_->packing.interleaved.data.size() + impl_->via_f32.bytes() +
+           impl_->dense.size();
 }
 bool PackedFilter::empty() const { return !impl_; }
 
@@ -1265,8 +1275,7 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
         const int in = rank - 1;
         const bool interleave = p.interleaved_kernel && out_nc[2 + in] == 1;
         const int64_t s_in = p.info.strides[in];
-        InterleavedFilter iw;
-        if (interleave) iw = pack_interleaved(packed, p.phases[in], geo, elem);
+        const InterleavedFilter &iw = packed.interleaved;
         const int64_t groups = p.out_spatial[in] / s_in;
         // Odometer over the phases of each axis; under interleaving, the innermost axis's entries
         // are instead 0 = the interleaved groups, then e = 1 .. Y mod s: output s*groups + e - 1.
