@@ -239,7 +239,7 @@ struct FilterPacking {
     std::vector<uint8_t> data;
     int64_t co = 1, ci = 0, g = 0;
     std::vector<int64_t> k;  // spec order
-    // Channels-last kernels (uses_channel_blocks): blocks of block_channels output channels,
+    // Channel-vectorized kernels (channel_block_width): blocks of block_channels output channels,
     // each a whole packing of its own, [k.., g, ci, block_channels] or, for channel pairs,
     // [k.., g, ci/2, block_channels, 2] (the last block zero-padded), so that a kernel call on
     // one block streams its weights from one contiguous array.
@@ -254,15 +254,32 @@ struct FilterPacking {
 InterleavedFilter pack_interleaved(const FilterPacking &f, const std::vector<AxisPhase> &inner,
                                    const detail::OpGeometry &geo, size_t elem);
 
-// Output channels per block of the channels-last kernels' packing: one kernel call per block, two
-// of the kernels' channel tiles (4 AVX-512 vectors of f32 accumulators) each. Measured on
-// unet_up1_bf16 (medians of 4 alternating runs): 64 channels 4.68 ms, 128 4.51, 256 4.73.
+// Output channels per block of the channel-vectorized kernels' packing: one kernel call per block.
+// Channels-last: two of the kernels' channel tiles (4 AVX-512 vectors of f32 accumulators).
+// Measured on unet_up1_bf16 (medians of 4 alternating runs): 64 channels 4.68 ms, 128 4.51, 256
+// 4.73.
 constexpr int64_t kChannelBlock = 128;
+// Rows narrower than the kernels' position tile (6 on AVX-512), either layout: the narrow-row
+// branch's tiles of 3 vectors (48 f32 channels; cpu_channels_last_schedule.h) take four to a
+// block, so that each tile's weights stream from one contiguous run rather than 192 bytes of
+// every 1 KiB row. dcgan_l2 (4x4 phases, 256 channels, 2048 input channels x taps; 2 threads,
+// medians of 2 alternating runs): unblocked 20.0 ms, blocks of 96 16.2, of 192 15.7; blocks of
+// 128 (not a whole number of tiles) 24.0. Layers with wider rows measured slower blocked
+// (centernet_up3 25.5 -> 31.7 ms, unet_up1 10.6 -> 13.4), so channels-first layers keep one
+// packing there.
+constexpr int64_t kNarrowRowChannelBlock = 192;
+constexpr int64_t kNarrowRowWidth = 6;
 
-bool uses_channel_blocks(const Plan::Impl &p) {
+// Output channels per block of the filter packing of plan `p`, 0 for one packing of every output
+// channel. DECONV_CHANNEL_BLOCKS=0 turns blocks off where the kernels allow it (for measuring).
+int64_t channel_block_width(const Plan::Impl &p) {
+    if (p.ci_pairs) return kChannelBlock;  // the pair kernels read blocked packings only
     const char *env = std::getenv("DECONV_CHANNEL_BLOCKS");
-    if (p.ci_pairs) return true;
-    return p.channel_major && !p.geo.forward && p.geo.data_format == DataFormat::NXC && !(env && std::strcmp(env, "0") == 0);
+    if (!p.channel_major || p.geo.forward || (env && std::strcmp(env, "0") == 0)) return 0;
+    bool narrow = p.geo.rank >= 2;
+    for (const AxisPhase &a : p.phases[p.geo.rank - 1]) narrow = narrow && a.out_count < kNarrowRowWidth;
+    if (narrow) return kNarrowRowChannelBlock;
+    return p.geo.data_format == DataFormat::NXC ? kChannelBlock : 0;
 }
 
 // dst[i] = src[i * stride] for i < count, elements of `elem` bytes (typed copies: this loop
@@ -288,8 +305,9 @@ FilterPacking pack_filter(const void *src, const std::vector<int64_t> &st, const
     FilterPacking f;
     int64_t taps = 1;
     for (int64_t k : geo.kernel) taps *= k;
-    const bool blocked = uses_channel_blocks(p);
-    const int64_t width = blocked ? std::min(kChannelBlock, geo.c_out) : geo.c_out;  // channels per block
+    const int64_t block_width = channel_block_width(p);
+    const bool blocked = block_width > 0;
+    const int64_t width = blocked ? std::min(block_width, geo.c_out) : geo.c_out;  // channels per block
     const int64_t blocks = (geo.c_out + width - 1) / width;
     f.ci = width;
     f.k.assign(rank, 0);

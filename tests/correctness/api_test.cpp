@@ -867,6 +867,34 @@ TEST(InterleavedPhases, ManyChannelsInBlocks) {
     EXPECT_GT(ran, 0);
 }
 
+// Channels-first layers on the channel-vectorized kernels whose rows are narrower than the
+// position tile (dcgan_l2: 4x4 phases) pack their filter in blocks of 192 output channels, one
+// kernel call per block: one block (129), tails of 8 and 16 channels, batch and groups, rows of
+// 2 and 3 outputs per phase. 70 input channels x 4 taps per phase keep the reduction long enough
+// for the channel-vectorized schedule.
+TEST(ChannelBlocks, NarrowRowsAcrossBlocks) {
+    int ran = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t) || !deconv_test::rank_built(2)) continue;
+        std::mt19937 rng(41);
+        for (int64_t co : {129, 200, 400})
+            for (int64_t x : {2, 3}) {
+                const int64_t groups = co == 200 ? 2 : 1;
+                deconv_ref::Problem p;
+                p.grouped = true;
+                p.input_shape = {2, groups * 70, x};
+                p.filter_shape = {groups, 70, co, 4};
+                p.strides = {2};
+                p.pads_begin = {1};
+                p.pads_end = {1};
+                add_outer_axis(p, 3, 4, 2, 1);
+                EXPECT_TRUE(random_run_matches_reference(t, p, rng)) << deconv_test::dt_str(t) << " " << deconv_ref::describe(p);
+                ran++;
+            }
+    }
+    EXPECT_GT(ran, 0);
+}
+
 // Channels-first bf16 layers with 16 or more output channels and an even number of input
 // channels run on the channels-last bf16 dot-product kernels (CPUs with AVX512-BF16; elsewhere
 // the f32-FMA ones) over transposed copies: ranks 1-3, channel tails of the 4-vector tile, one to

@@ -628,13 +628,16 @@ TEST(LayoutBf16Dot, EvenInputChannelsEveryTileAndTail) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
-// Channels-last kernels with more than 128 output channels per group run one call per block of
-// 128 (the filter packed block by block): block tails of 1 and 72 channels, every dtype.
+// Channels-last kernels with more output channels per group than a block run one call per block
+// (the filter packed block by block): blocks of 128 with tails of 1 and 72 channels, every dtype;
+// rows narrower than the position tile (3 inputs: phases 3 wide) take blocks of 192 instead (bf16
+// pair kernels keep 128): one block of 129, tails of 8 and 64.
 TEST(LayoutChannelBlocks, OutputChannelsAcrossBlocks) {
     int ran = 0, failed = 0, i = 0;
     for (DType t : deconv_test::all_dtypes()) {
         if (!deconv_test::dtype_built(t) || !deconv_test::rank_built(2)) continue;
-        for (int64_t cout : {129, 200, 256}) {
+        for (int64_t cout : {129, 200, 256})
+        for (int64_t x : {7, 3}) {
             const uint64_t seed = deconv_test::sweep_seed(t, 2, 4000 + i++);
             std::mt19937 rng(static_cast<uint32_t>(seed));
             LCase c;
@@ -642,7 +645,7 @@ TEST(LayoutChannelBlocks, OutputChannelsAcrossBlocks) {
             c.seed = seed;
             c.api = i % 3;
             c.p.grouped = true;
-            c.p.input_shape = {1, 2 * 6, 3, 7};
+            c.p.input_shape = {1, 2 * 6, 3, x};
             c.p.filter_shape = {2, 6, cout, 2, 3};
             c.p.strides = {2, 2};
             c.p.pads_begin = {0, 1};
