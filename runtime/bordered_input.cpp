@@ -35,9 +35,8 @@ bool border_margins(const std::vector<std::vector<AxisPhase>> &phases, const OpG
     return bytes <= kMaxBorderedInputBytes;
 }
 
-BorderedInput bordered_copy(BufferPool &pool, const uint8_t *src, const std::vector<int64_t> &src_st,
-                            const std::vector<int64_t> &shape, const std::vector<int64_t> &lo,
-                            const std::vector<int64_t> &hi, size_t first_spatial, size_t elem) {
+BorderedInput bordered_buffer(BufferPool &pool, const std::vector<int64_t> &shape, const std::vector<int64_t> &lo,
+                              const std::vector<int64_t> &hi, size_t first_spatial, size_t elem) {
     const size_t axes = shape.size();
     std::vector<int64_t> padded = shape;
     for (size_t i = 0; i < lo.size(); i++) padded[first_spatial + i] += lo[i] + hi[i];
@@ -47,10 +46,44 @@ BorderedInput bordered_copy(BufferPool &pool, const uint8_t *src, const std::vec
         st[a] = count;
         count *= padded[a];
     }
-    BorderedInput out{pool.take((size_t)count * elem), st};
-    int64_t origin = 0;  // the interior's first element
-    for (size_t i = 0; i < lo.size(); i++) origin += lo[i] * st[first_spatial + i];
-    copy_tensor(src, src_st, out.buffer.data() + origin * (int64_t)elem, st, shape, elem);
+    BorderedInput out{pool.take((size_t)count * elem), st, 0};
+    for (size_t i = 0; i < lo.size(); i++) out.origin += lo[i] * st[first_spatial + i];
+    return out;
+}
+
+void copy_bordered(BorderedInput &dst, const uint8_t *src, const std::vector<int64_t> &src_st,
+                   const std::vector<int64_t> &shape, size_t first_spatial, size_t elem, int64_t begin,
+                   int64_t count) {
+    // The leading axes flattened: index = ((i_0 * shape_1 + i_1) ...); runs along the last one.
+    const size_t last = first_spatial - 1;
+    if (count < 0) {
+        count = 1;
+        for (size_t a = 0; a < first_spatial; a++) count *= shape[a];
+    }
+    std::vector<int64_t> part = shape;
+    for (size_t a = 0; a < last; a++) part[a] = 1;
+    while (count > 0) {
+        int64_t rem = begin, src_off = 0, dst_off = dst.origin;
+        for (size_t a = first_spatial; a-- > 0;) {
+            const int64_t i = rem % shape[a];
+            rem /= shape[a];
+            src_off += i * src_st[a];
+            dst_off += i * dst.strides[a];
+        }
+        const int64_t run = std::min(count, shape[last] - begin % shape[last]);
+        part[last] = run;
+        copy_tensor(src + src_off * (int64_t)elem, src_st, dst.buffer.data() + dst_off * (int64_t)elem, dst.strides,
+                    part, elem);
+        begin += run;
+        count -= run;
+    }
+}
+
+BorderedInput bordered_copy(BufferPool &pool, const uint8_t *src, const std::vector<int64_t> &src_st,
+                            const std::vector<int64_t> &shape, const std::vector<int64_t> &lo,
+                            const std::vector<int64_t> &hi, size_t first_spatial, size_t elem) {
+    BorderedInput out = bordered_buffer(pool, shape, lo, hi, first_spatial, elem);
+    copy_tensor(src, src_st, out.buffer.data() + out.origin * (int64_t)elem, out.strides, shape, elem);
     return out;
 }
 

@@ -29,16 +29,29 @@ bool border_margins(const std::vector<std::vector<AxisPhase>> &phases, const OpG
                     int64_t interleave, int64_t inner_pad_begin, int64_t inner_out, std::vector<int64_t> &lo,
                     std::vector<int64_t> &hi);
 
-// A zero-bordered copy of the input: the pool's buffer and its dense strides (shape order).
+// A zero-bordered copy of the input: the pool's buffer, its dense strides (shape order) and the
+// element offset of the interior's first element.
 struct BorderedInput {
     BufferPool::Lease buffer;
     std::vector<int64_t> strides;
+    int64_t origin = 0;
 };
 
-// Copies `src` (strides `src_st`, any layout) of `shape` into a buffer of `pool` with margins
-// `lo`/`hi` per spatial axis; `first_spatial`: the shape index of spatial axis 0 (2 for NCX, 1
-// for NXC, whose channels stay the innermost axis, without margins). A plan's pool hands back
-// buffers of its earlier runs, whose margins are still zero: only the interior is written.
+// A buffer of `pool` for the input of `shape` with margins `lo`/`hi` per spatial axis;
+// `first_spatial`: the shape index of spatial axis 0 (2 for NCX, 1 for NXC, whose channels stay
+// the innermost axis, without margins). A plan's pool hands back buffers of its earlier runs,
+// whose margins are still zero: only the interior is ever written.
+BorderedInput bordered_buffer(BufferPool &pool, const std::vector<int64_t> &shape, const std::vector<int64_t> &lo,
+                              const std::vector<int64_t> &hi, size_t first_spatial, size_t elem);
+
+// Copies the interior of the leading axes' index range [begin, begin + count) of `src` (strides
+// `src_st`, any layout; `leading` = the shape's axes before the spatial ones, flattened) into
+// `dst`: a whole copy with leading = [0, product of those axes).
+void copy_bordered(BorderedInput &dst, const uint8_t *src, const std::vector<int64_t> &src_st,
+                   const std::vector<int64_t> &shape, size_t first_spatial, size_t elem, int64_t begin = 0,
+                   int64_t count = -1);
+
+// Both: the whole input copied.
 BorderedInput bordered_copy(BufferPool &pool, const uint8_t *src, const std::vector<int64_t> &src_st,
                             const std::vector<int64_t> &shape, const std::vector<int64_t> &lo,
                             const std::vector<int64_t> &hi, size_t first_spatial, size_t elem);
