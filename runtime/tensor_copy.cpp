@@ -164,6 +164,17 @@ void copy_items(const CopyPlan &c, int64_t begin, int64_t end) {
     // item loop cost as much time as the memcpy calls themselves for rows of 64 floats
     // (centernet_dla_dw: 4096 rows per run).
     const bool dense_rows = chunks == 1 && c.n_cross == 1 && c.s_inner == 1 && c.d_inner == 1 && dims > 0;
+    // The next outer index, counting from axis `from - 1` outwards (an odometer).
+    auto step_outer = [&](size_t from) {
+        for (size_t a = from; a-- > 0;) {
+            so += c.s_outer[a];
+            dof += c.d_outer[a];
+            if (++idx[a] < c.n_outer[a]) return;
+            so -= c.s_outer[a] * c.n_outer[a];
+            dof -= c.d_outer[a] * c.n_outer[a];
+            idx[a] = 0;
+        }
+    };
     for (int64_t item = begin; item < end;) {
         if (dense_rows) {
             const size_t last = dims - 1;
@@ -181,14 +192,7 @@ void copy_items(const CopyPlan &c, int64_t begin, int64_t end) {
             so -= c.s_outer[last] * c.n_outer[last];
             dof -= c.d_outer[last] * c.n_outer[last];
             idx[last] = 0;
-            for (size_t a = last; a-- > 0;) {
-                so += c.s_outer[a];
-                dof += c.d_outer[a];
-                if (++idx[a] < c.n_outer[a]) break;
-                so -= c.s_outer[a] * c.n_outer[a];
-                dof -= c.d_outer[a] * c.n_outer[a];
-                idx[a] = 0;
-            }
+            step_outer(last);
             continue;
         }
         const uint8_t *s = c.src + so * (int64_t)c.elem;
@@ -203,14 +207,7 @@ void copy_items(const CopyPlan &c, int64_t begin, int64_t end) {
         item++;
         if (++chunk < chunks) continue;
         chunk = 0;
-        for (size_t a = dims; a-- > 0;) {
-            so += c.s_outer[a];
-            dof += c.d_outer[a];
-            if (++idx[a] < c.n_outer[a]) break;
-            so -= c.s_outer[a] * c.n_outer[a];
-            dof -= c.d_outer[a] * c.n_outer[a];
-            idx[a] = 0;
-        }
+        step_outer(dims);
     }
 }
 
