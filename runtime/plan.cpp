@@ -1208,9 +1208,9 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
 
 namespace {
 
-// Layers of many small groups (depthwise upsampling: centernet_dla_dw, fcn8s_upscore8) run in
-// slices of (image, group) pairs on the thread pool, each slice copying its own groups into the
-// bordered input and then running their phases, so that the kernels read the copy from the
+// Layers of many small groups (depthwise and grouped upsampling: centernet_dla_dw, grouped32_up)
+// run in slices of (image, group) pairs on the thread pool, each slice copying its own groups into
+// the bordered input and then running their phases, so that the kernels read the copy from the
 // core's own cache instead of after a whole-tensor copy has pushed it out (and, on a VM whose
 // vCPUs share no cache, from the other core's). Channels-first data only (a slice's channels
 // are then contiguous planes), only where the layer makes an input copy, and only where the
