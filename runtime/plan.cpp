@@ -1224,20 +1224,44 @@ constexpr int64_t kSliceTasksPerThread = 4;
 constexpr int64_t kSliceMaxChannelProduct = 64;  // C_in x C_out per group, at most
 constexpr int64_t kSliceMaxGrowth = 4;           // output elements per input element, at most
 
-int64_t slice_tasks(const Plan::Impl &p, bool copies_input) {
+// Image slices: channels-first layers run on the channels-last kernels (the plan's NXC twin) with
+// a batch run in slices of whole images, each transposing its images' input into the copy,
+// computing them and transposing their output back while both are still in the core's caches,
+// rather than three whole-tensor passes. Only where the packed filter fits half of L2 (every
+// slice streams it again) and the batch gives every thread two slices; kSliceOutputBytes of
+// output per slice at most. DECONV_GROUP_SLICES=0 turns these off too.
+constexpr int64_t kSliceMaxFilterBytes = 512 * 1024;
+constexpr int64_t kSliceOutputBytes = 512 * 1024;
+
+// How a layer runs in slices: `tasks` == 0, whole; else `tasks` slices over `units`, (image,
+// group) pairs or, when `images`, whole images.
+struct Slicing {
+    int64_t tasks = 0, units = 0;
+    bool images = false;
+};
+
+Slicing slicing(const Plan::Impl &p, bool copies_input, bool dense_output, size_t filter_bytes, size_t elem) {
     const detail::OpGeometry &g = p.geo;
     const char *env = std::getenv("DECONV_GROUP_SLICES");
-    if (env && std::strcmp(env, "0") == 0) return 0;
-    if (!copies_input || g.forward || g.data_format != DataFormat::NCX || g.c_in * g.c_out > kSliceMaxChannelProduct)
-        return 0;
+    if ((env && std::strcmp(env, "0") == 0) || g.forward) return {};
+    const int64_t threads = detail::pool_threads();
+    if (threads < 2) return {};
+    if (g.data_format == DataFormat::NXC) {
+        if (!dense_output || (int64_t)filter_bytes > kSliceMaxFilterBytes || g.n < 2 * threads) return {};
+        int64_t image_bytes = (int64_t)elem * g.groups * g.c_out;
+        for (int64_t y : p.out_spatial) image_bytes *= y;
+        const int64_t per_slice = std::max<int64_t>(1, kSliceOutputBytes / std::max<int64_t>(image_bytes, 1));
+        return {std::max(2 * threads, (g.n + per_slice - 1) / per_slice), g.n, true};
+    }
+    if (!copies_input || g.c_in * g.c_out > kSliceMaxChannelProduct) return {};
     int64_t in_count = 1, out_count = 1;
     for (int64_t v : p.input_shape) in_count *= v;
     for (int64_t v : p.info.output_shape) out_count *= v;
-    if (out_count > kSliceMaxGrowth * in_count) return 0;
-    const int64_t threads = detail::pool_threads(), units = g.n * g.groups;
-    if (threads < 2 || units < 2 * threads) return 0;
+    if (out_count > kSliceMaxGrowth * in_count) return {};
+    const int64_t units = g.n * g.groups;
+    if (units < 2 * threads) return {};
     const int64_t per_thread = env ? std::max<int64_t>(1, std::atoll(env)) : kSliceTasksPerThread;
-    return std::min(units, per_thread * threads);
+    return {std::min(units, per_thread * threads), units, false};
 }
 
 // Runs fn(begin, count) over `units` split into `tasks` contiguous ranges, on the thread pool.
@@ -1280,21 +1304,7 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
     const bool bordered = !p.border_lo.empty();
     const std::vector<int64_t> caller_in_st = in_st;
     const size_t first_spatial = fmt == DataFormat::NXC ? 1 : 2;
-    std::optional<detail::BorderedInput> bordered_copy;
     const bool copies_input = p.border_copy || in_st.back() != 1;
-    // Group slices (slice_tasks): each copies its own part of the input, then runs its kernels.
-    const int64_t slices = slice_tasks(p, copies_input);
-    if (copies_input) {
-        // Without margins (a plain dense copy) when the layer reads no bordered input.
-        const std::vector<int64_t> none(rank, 0);
-        bordered_copy.emplace(detail::bordered_buffer(p.bordered_pool, p.input_shape, bordered ? p.border_lo : none,
-                                                      bordered ? p.border_hi : none, first_spatial, elem));
-        if (slices == 0) {
-            detail::copy_bordered(*bordered_copy, (const uint8_t *)in_data, in_st, p.input_shape, first_spatial, elem);
-        }
-        in_data = bordered_copy->buffer.data();
-        in_st = bordered_copy->strides;
-    }
     // Channels-last kernels store channel vectors: an output whose channels are not adjacent is
     // computed densely into a buffer the plan keeps, then copied (validation is complete, so
     // nothing partial is written).
@@ -1307,6 +1317,21 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
         dense_output.emplace(p.output_pool.take((size_t)count * elem));
         out_data = dense_output->data();
         out_st = dense_strides(p.info.output_shape);
+    }
+    // Slices (Slicing): each copies its own part of the input, runs its kernels, and copies its
+    // part of a dense output back.
+    const Slicing slices = slicing(p, copies_input, dense_output.has_value(), packed.data.size(), elem);
+    std::optional<detail::BorderedInput> bordered_copy;
+    if (copies_input) {
+        // Without margins (a plain dense copy) when the layer reads no bordered input.
+        const std::vector<int64_t> none(rank, 0);
+        bordered_copy.emplace(detail::bordered_buffer(p.bordered_pool, p.input_shape, bordered ? p.border_lo : none,
+                                                      bordered ? p.border_hi : none, first_spatial, elem));
+        if (slices.tasks == 0) {
+            detail::copy_bordered(*bordered_copy, (const uint8_t *)in_data, in_st, p.input_shape, first_spatial, elem);
+        }
+        in_data = bordered_copy->buffer.data();
+        in_st = bordered_copy->strides;
     }
     const std::vector<int64_t> in_nc = detail::to_ncx(in_st, fmt), out_nc = detail::to_ncx(out_st, fmt);
 
@@ -1497,10 +1522,26 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                 if (i < 0) break;
             }
         };
-        if (slices == 0) {
+        if (slices.tasks == 0) {
             run_phases(0, geo.n, 0, geo.groups);
+        } else if (slices.images) {
+            run_slices(slices.tasks, slices.units, [&](int64_t n0, int64_t nn) {
+                // NXC: images [n0, n0 + nn) in, computed, and out.
+                if (bordered_copy) {
+                    detail::copy_bordered(*bordered_copy, (const uint8_t *)input.data, caller_in_st, p.input_shape,
+                                          first_spatial, elem, n0, nn);
+                }
+                run_phases(n0, nn, 0, geo.groups);
+                if (dense_output) {
+                    std::vector<int64_t> part = p.info.output_shape;
+                    part[0] = nn;
+                    detail::copy_tensor(dense_output->data() + n0 * out_st[0] * (int64_t)elem, out_st,
+                                        (uint8_t *)output.data + n0 * caller_out_st[0] * (int64_t)elem, caller_out_st,
+                                        part, elem);
+                }
+            });
         } else {
-            run_slices(slices, geo.n * geo.groups, [&](int64_t begin, int64_t count) {
+            run_slices(slices.tasks, slices.units, [&](int64_t begin, int64_t count) {
                 // Runs of one image's groups: copy their input, then run their phases.
                 while (count > 0) {
                     const int64_t n0 = begin / geo.groups, g0 = begin % geo.groups;
@@ -1517,7 +1558,7 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
             });
         }
     }
-    if (dense_output) {
+    if (dense_output && !slices.images) {
         detail::copy_tensor(dense_output->data(), out_st, (uint8_t *)output.data, caller_out_st, p.info.output_shape, elem);
     }
 }

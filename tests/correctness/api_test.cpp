@@ -431,6 +431,51 @@ TEST(ChannelsFirstOnChannelsLastKernels, EveryApiRankAndDtype) {
     EXPECT_GT(ran, 0);
 }
 
+// Channels-first layers on the channels-last kernels with a batch of at least two images per
+// thread run on two threads in slices of whole images, each transposing its images' input in,
+// computing them and transposing their output back (runtime/plan.cpp, Slicing::images): 5 and 9
+// images over 4 and more slices, slices of one and of several images (a 2D layer with rows of
+// 38 outputs x 40 channels: 12 KiB per image, so one slice holds several), bordered and
+// unbordered phases, every rank, dtype and API (strided views included).
+TEST(ChannelsFirstOnChannelsLastKernels, ImageSlicesOnTwoThreads) {
+    struct ThreadCountGuard {
+        ~ThreadCountGuard() { deconv::set_cpu_threads(0); }
+    } restore;
+    deconv::set_cpu_threads(2);
+    int ran = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t)) continue;
+        for (int rank = 1; rank <= 3; rank++) {
+            if (!deconv_test::rank_built(rank)) continue;
+            for (int i = 0; i < 4; i++) {
+                std::mt19937 rng(static_cast<uint32_t>(2000 * rank + 10 * i + static_cast<int>(t)));
+                GenCase c;
+                c.dtype = t;
+                c.seed = rng();
+                c.api = (i + rank) % 3;
+                deconv_ref::Problem &p = c.p;
+                p.grouped = i % 2 == 1;
+                const int64_t g = p.grouped ? 2 : 1, ci = 4 + 2 * i, co = i < 2 ? 16 : 40;
+                p.input_shape = {i % 2 == 0 ? 5 : 9, g * ci};
+                p.filter_shape = p.grouped ? std::vector<int64_t>{g, ci, co} : std::vector<int64_t>{ci, co};
+                for (int a = 0; a < rank; a++) {
+                    const int64_t k = 2 + (i + a) % 2, s = 1 + (i + a) % 2;
+                    p.input_shape.push_back(rank == 3 ? 3 : a == rank - 1 ? 19 : 4);
+                    p.filter_shape.push_back(k);
+                    p.strides.push_back(s);
+                    p.pads_begin.push_back(i % 2);
+                    p.pads_end.push_back(0);
+                }
+                c.input = deconv_test::random_values(t, deconv_ref::product(p.input_shape), rng);
+                c.filter = deconv_test::random_values(t, deconv_ref::product(p.filter_shape), rng);
+                EXPECT_TRUE(deconv_test::run_and_check(c));
+                ran++;
+            }
+        }
+    }
+    EXPECT_GT(ran, 0);
+}
+
 TEST(PlanApi, PlansForEveryDtypeAndRank) {
     int ran = 0;
     for (DType t : deconv_test::all_dtypes())
