@@ -1227,9 +1227,12 @@ namespace {
 // memory traffic; fcn8s_upscore8, stride 8 x 8, measured no faster sliced). Measured (2 threads,
 // medians of 3 alternating runs, ms, whole -> 2 / 4 tasks per thread): centernet_dla_dw 0.161
 // (0.106-0.135 in other runs) -> 0.097 / 0.093; grouped32_up 0.189 -> 0.207 / 0.189;
-// fcn8s_upscore8 0.797 -> 0.858 / 0.922. DECONV_GROUP_SLICES=0 runs such layers whole, =N with N
-// tasks per thread (for measuring).
-constexpr int64_t kSliceTasksPerThread = 4;
+// fcn8s_upscore8 0.797 -> 0.858 / 0.922. On 2026-11-25 (medians of 4 alternating runs, 1 / 2 / 4
+// tasks per thread): grouped32_up 0.237 / 0.242 / 0.256, centernet_dla_dw 0.108 / 0.111 / 0.110:
+// one range per thread (the pool deals each thread its own range first, so the cores keep their
+// groups run after run). DECONV_GROUP_SLICES=0 runs such layers whole, =N with N tasks per thread
+// (for measuring).
+constexpr int64_t kSliceTasksPerThread = 1;
 constexpr int64_t kSliceMaxChannelProduct = 64;  // C_in x C_out per group, at most
 constexpr int64_t kSliceMaxGrowth = 4;           // output elements per input element, at most
 

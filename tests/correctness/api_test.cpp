@@ -943,45 +943,52 @@ TEST(ChannelBlocks, NarrowRowsAcrossBlocks) {
 
 // Layers of many small groups whose output is at most 4x their input (centernet_dla_dw) run on
 // two threads in slices of (image, group) pairs, each copying its own groups into the bordered
-// input before running their phases (runtime/plan.cpp, slice_tasks): slices of one and of
-// several groups, slices crossing from one image to the next (3 groups x 3 images over 4 tasks),
-// interleaved and phase kernels, every rank and dtype, every API (strided views included).
+// input before running their phases (runtime/plan.cpp, slicing): slices of several groups
+// crossing from one image to the next (3 groups x 3 images over the default one task per thread)
+// and, with DECONV_GROUP_SLICES=5 (tasks per thread), slices of one group; interleaved and phase
+// kernels, every rank and dtype, every API (strided views included).
 TEST(GroupSlices, SmallGroupsOnTwoThreads) {
-    struct ThreadCountGuard {
-        ~ThreadCountGuard() { deconv::set_cpu_threads(0); }
+    struct Restore {
+        ~Restore() {
+            deconv::set_cpu_threads(0);
+            unsetenv("DECONV_GROUP_SLICES");
+        }
     } restore;
     deconv::set_cpu_threads(2);
     int ran = 0, i = 0;
-    for (DType t : deconv_test::all_dtypes()) {
-        if (!deconv_test::dtype_built(t)) continue;
-        for (int rank = 1; rank <= 3; rank++) {
-            if (!deconv_test::rank_built(rank)) continue;
-            for (auto [n, groups] : {std::pair<int64_t, int64_t>{3, 3}, {1, 16}})
-                for (auto [ci, co] : {std::pair<int64_t, int64_t>{1, 1}, {2, 3}})
-                    for (int64_t k : {4, 3}) {
-                        std::mt19937 rng(static_cast<uint32_t>(43 + i));
-                        GenCase c;
-                        c.dtype = t;
-                        c.seed = rng();
-                        c.api = i++ % 3;
-                        deconv_ref::Problem &p = c.p;
-                        p.grouped = true;
-                        p.input_shape = {n, groups * ci};
-                        p.filter_shape = {groups, ci, co};
-                        for (int a = 0; a < rank; a++) {
-                            // Stride 2 (k 4: interleaved) or 1 innermost, 1 on the outer axes.
-                            const bool inner = a == rank - 1;
-                            p.input_shape.push_back(inner ? 9 : 3);
-                            p.filter_shape.push_back(inner ? k : 2);
-                            p.strides.push_back(inner && k == 4 ? 2 : 1);
-                            p.pads_begin.push_back(1);
-                            p.pads_end.push_back(inner ? 1 : 0);
+    for (const char *per_thread : {"", "5"}) {
+        if (*per_thread) setenv("DECONV_GROUP_SLICES", per_thread, 1);
+        for (DType t : deconv_test::all_dtypes()) {
+            if (!deconv_test::dtype_built(t)) continue;
+            for (int rank = 1; rank <= 3; rank++) {
+                if (!deconv_test::rank_built(rank)) continue;
+                for (auto [n, groups] : {std::pair<int64_t, int64_t>{3, 3}, {1, 16}})
+                    for (auto [ci, co] : {std::pair<int64_t, int64_t>{1, 1}, {2, 3}})
+                        for (int64_t k : {4, 3}) {
+                            std::mt19937 rng(static_cast<uint32_t>(43 + i));
+                            GenCase c;
+                            c.dtype = t;
+                            c.seed = rng();
+                            c.api = i++ % 3;
+                            deconv_ref::Problem &p = c.p;
+                            p.grouped = true;
+                            p.input_shape = {n, groups * ci};
+                            p.filter_shape = {groups, ci, co};
+                            for (int a = 0; a < rank; a++) {
+                                // Stride 2 (k 4: interleaved) or 1 innermost, 1 on the outer axes.
+                                const bool inner = a == rank - 1;
+                                p.input_shape.push_back(inner ? 9 : 3);
+                                p.filter_shape.push_back(inner ? k : 2);
+                                p.strides.push_back(inner && k == 4 ? 2 : 1);
+                                p.pads_begin.push_back(1);
+                                p.pads_end.push_back(inner ? 1 : 0);
+                            }
+                            c.input = deconv_test::random_values(t, deconv_ref::product(p.input_shape), rng);
+                            c.filter = deconv_test::random_values(t, deconv_ref::product(p.filter_shape), rng);
+                            EXPECT_TRUE(deconv_test::run_and_check(c)) << "DECONV_GROUP_SLICES=" << per_thread;
+                            ran++;
                         }
-                        c.input = deconv_test::random_values(t, deconv_ref::product(p.input_shape), rng);
-                        c.filter = deconv_test::random_values(t, deconv_ref::product(p.filter_shape), rng);
-                        EXPECT_TRUE(deconv_test::run_and_check(c));
-                        ran++;
-                    }
+            }
         }
     }
     EXPECT_GT(ran, 0);
