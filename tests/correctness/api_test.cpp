@@ -941,8 +941,9 @@ TEST(ChannelBlocks, NarrowRowsAcrossBlocks) {
     EXPECT_GT(ran, 0);
 }
 
-// Layers of many small groups whose output is at most 4x their input (centernet_dla_dw) run on
-// two threads in slices of (image, group) pairs, each copying its own groups into the bordered
+// Channels-first layers of several (image, group) pairs whose output is at most 4x their input
+// and whose packed filter fits half of L2 (centernet_dla_dw, grouped32_up, dcgan_l5) run on two
+// threads in slices of (image, group) pairs, each copying its own groups into the bordered
 // input before running their phases (runtime/plan.cpp, slicing): slices of several groups
 // crossing from one image to the next (3 groups x 3 images over the default one task per thread)
 // and, with DECONV_GROUP_SLICES=5 (tasks per thread), slices of one group; interleaved and phase
@@ -962,8 +963,8 @@ TEST(GroupSlices, SmallGroupsOnTwoThreads) {
             if (!deconv_test::dtype_built(t)) continue;
             for (int rank = 1; rank <= 3; rank++) {
                 if (!deconv_test::rank_built(rank)) continue;
-                for (auto [n, groups] : {std::pair<int64_t, int64_t>{3, 3}, {1, 16}})
-                    for (auto [ci, co] : {std::pair<int64_t, int64_t>{1, 1}, {2, 3}})
+                for (auto [n, groups] : {std::pair<int64_t, int64_t>{3, 3}, {1, 16}, {5, 1}})
+                    for (auto [ci, co] : {std::pair<int64_t, int64_t>{1, 1}, {2, 3}, {24, 3}})
                         for (int64_t k : {4, 3}) {
                             std::mt19937 rng(static_cast<uint32_t>(43 + i));
                             GenCase c;
