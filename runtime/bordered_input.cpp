@@ -36,13 +36,22 @@ bool border_margins(const std::vector<std::vector<AxisPhase>> &phases, const OpG
 }
 
 BorderedInput bordered_buffer(BufferPool &pool, const std::vector<int64_t> &shape, const std::vector<int64_t> &lo,
-                              const std::vector<int64_t> &hi, size_t first_spatial, size_t elem) {
+                              const std::vector<int64_t> &hi, size_t first_spatial, size_t elem,
+                              bool channels_in_rows) {
     const size_t axes = shape.size();
     std::vector<int64_t> padded = shape;
     for (size_t i = 0; i < lo.size(); i++) padded[first_spatial + i] += lo[i] + hi[i];
+    // Axes from the innermost out: shape order, or with the channel axis (1) moved just outside
+    // the innermost one.
+    std::vector<size_t> order(axes);
+    for (size_t a = 0; a < axes; a++) order[a] = axes - 1 - a;
+    if (channels_in_rows && first_spatial == 2 && axes >= 4) {
+        order.erase(order.end() - 2);
+        order.insert(order.begin() + 1, 1);
+    }
     std::vector<int64_t> st(axes);
     int64_t count = 1;
-    for (size_t a = axes; a-- > 0;) {
+    for (size_t a : order) {
         st[a] = count;
         count *= padded[a];
     }

@@ -40,9 +40,13 @@ struct BorderedInput {
 // A buffer of `pool` for the input of `shape` with margins `lo`/`hi` per spatial axis;
 // `first_spatial`: the shape index of spatial axis 0 (2 for NCX, 1 for NXC, whose channels stay
 // the innermost axis, without margins). A plan's pool hands back buffers of its earlier runs,
-// whose margins are still zero: only the interior is ever written.
+// whose margins are still zero: only the interior is ever written. `channels_in_rows` (NCX, two
+// or more spatial axes): the channel axis is laid out between the innermost spatial axis and the
+// others ([N, outer spatial.., C, X]), so that a kernel reducing over channels at fixed rows
+// steps one padded row per channel rather than one whole plane (see plan.cpp).
 BorderedInput bordered_buffer(BufferPool &pool, const std::vector<int64_t> &shape, const std::vector<int64_t> &lo,
-                              const std::vector<int64_t> &hi, size_t first_spatial, size_t elem);
+                              const std::vector<int64_t> &hi, size_t first_spatial, size_t elem,
+                              bool channels_in_rows = false);
 
 // Copies the interior of the leading axes' index range [begin, begin + count) of `src` (strides
 // `src_st`, any layout; `leading` = the shape's axes before the spatial ones, flattened) into

@@ -883,7 +883,8 @@ TEST(InterleavedPhases, DepthwiseTwoTapsPerPhase) {
 // rows per block, so 24 rows make a partial second block). Kernels of 2 taps per phase
 // (unrolled) and of 1 and 3 taps, pads reaching into the margins, groups and batch, and a
 // reduction long enough (160 channels) that the channel-vectorized schedule would be chosen
-// otherwise.
+// otherwise. In 3D the kernel reads an input copy with the channels between the rows' innermost
+// axis and the outer ones (bordered_buffer's channels_in_rows), margins or not (k 2).
 TEST(InterleavedPhases, ManyChannelsInBlocks) {
     int ran = 0;
     for (DType t : deconv_test::all_dtypes()) {
