@@ -85,6 +85,13 @@ namespace {
 using detail::invalid;
 using detail::shape_str;
 
+// The measuring switches (DECONV_BORDERED_INPUT, DECONV_CHANNEL_BLOCKS, ...): the environment
+// variable `name` set to "0" turns a path off.
+bool switched_off(const char *name) {
+    const char *env = std::getenv(name);
+    return env && std::strcmp(env, "0") == 0;
+}
+
 std::vector<int64_t> dense_strides(const std::vector<int64_t> &shape) {
     std::vector<int64_t> st(shape.size());
     int64_t s = 1;
@@ -280,8 +287,7 @@ constexpr int64_t kNarrowRowWidth = 6;
 // channel. DECONV_CHANNEL_BLOCKS=0 turns blocks off where the kernels allow it (for measuring).
 int64_t channel_block_width(const Plan::Impl &p) {
     if (p.ci_pairs) return kChannelBlock;  // the pair kernels read blocked packings only
-    const char *env = std::getenv("DECONV_CHANNEL_BLOCKS");
-    if (!p.channel_major || p.geo.forward || (env && std::strcmp(env, "0") == 0)) return 0;
+    if (!p.channel_major || p.geo.forward || switched_off("DECONV_CHANNEL_BLOCKS")) return 0;
     bool narrow = p.geo.rank >= 2;
     for (const AxisPhase &a : p.phases[p.geo.rank - 1]) narrow = narrow && a.out_count < kNarrowRowWidth;
     if (narrow) return kNarrowRowChannelBlock;
@@ -762,9 +768,8 @@ namespace {
 // multiply-adds per lane and instruction). DECONV_BF16_DOT=0 keeps the f32-FMA kernels (for
 // measuring).
 bool uses_bf16_dot(const Plan::Impl &p) {
-    const char *env = std::getenv("DECONV_BF16_DOT");
     return p.dtype == DType::bf16 && !p.geo.forward && p.geo.data_format == DataFormat::NXC && p.geo.c_in % 2 == 0 &&
-           !(env && std::strcmp(env, "0") == 0) && detail::find_kernel(kernel_op(p.geo, true, false, true), p.geo.rank, p.dtype) &&
+           !switched_off("DECONV_BF16_DOT") && detail::find_kernel(kernel_op(p.geo, true, false, true), p.geo.rank, p.dtype) &&
            detail::find_kernel(kernel_op(p.geo, true, true, true), p.geo.rank, p.dtype) && detail::cpu_has_bf16_dot();
 }
 
@@ -830,8 +835,7 @@ void choose_bordered_input(Plan::Impl &p) {
     const detail::OpGeometry &geo = p.geo;
     const int rank = geo.rank;
     const DType dtype = p.dtype;
-    const char *border_env = std::getenv("DECONV_BORDERED_INPUT");  // "0": off, for measuring
-    if (!geo.forward && !(border_env && std::strcmp(border_env, "0") == 0)) {
+    if (!geo.forward && !switched_off("DECONV_BORDERED_INPUT")) {
         // The interleaved kernel is a positions schedule.
         const bool blocked = prefers_blocked_interleave(p);
         if (blocked && p.channel_major) set_cpu_kernels(p, false);
@@ -865,8 +869,7 @@ void choose_bordered_input(Plan::Impl &p) {
                 // conflicts) 29.7, plain with transparent huge pages (against TLB misses) 34.6: the
                 // contiguous run itself is what helps. In 2D it lost (unet_up4, whose input needs
                 // no margins and so no copy otherwise, 18.1 -> 21.6; 192x192 15.3 -> 16.7): 3D only.
-                const char *rows_env = std::getenv("DECONV_CHANNELS_IN_ROWS");  // "0": off, for measuring
-                p.channels_in_rows = interleave && blocked && rank == 3 && !(rows_env && std::strcmp(rows_env, "0") == 0);
+                p.channels_in_rows = interleave && blocked && rank == 3 && !switched_off("DECONV_CHANNELS_IN_ROWS");
             }
         }
     }
@@ -1271,8 +1274,7 @@ struct Slicing {
 
 Slicing slicing(const Plan::Impl &p, bool copies_input, bool dense_output, size_t filter_bytes, size_t elem) {
     const detail::OpGeometry &g = p.geo;
-    const char *env = std::getenv("DECONV_GROUP_SLICES");
-    if ((env && std::strcmp(env, "0") == 0) || g.forward) return {};
+    if (switched_off("DECONV_GROUP_SLICES") || g.forward) return {};
     const int64_t threads = detail::pool_threads();
     if (threads < 2) return {};
     if (g.data_format == DataFormat::NXC) {
@@ -1289,6 +1291,7 @@ Slicing slicing(const Plan::Impl &p, bool copies_input, bool dense_output, size_
     if (out_count > kSliceMaxGrowth * in_count) return {};
     const int64_t units = g.n * g.groups;
     if (units < 2 * threads) return {};
+    const char *env = std::getenv("DECONV_GROUP_SLICES");  // N tasks per thread, for measuring
     const int64_t per_thread = env ? std::max<int64_t>(1, std::atoll(env)) : kSliceTasksPerThread;
     return {std::min(units, per_thread * threads), units, false};
 }
