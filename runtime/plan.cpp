@@ -1274,17 +1274,18 @@ struct Slicing {
 
 Slicing slicing(const Plan::Impl &p, bool copies_input, bool dense_output, size_t filter_bytes, size_t elem) {
     const detail::OpGeometry &g = p.geo;
-    if (switched_off("DECONV_GROUP_SLICES") || g.forward) return {};
+    // Every slice streams the packed filter again: within half of L2, for either kind.
+    if (switched_off("DECONV_GROUP_SLICES") || g.forward || (int64_t)filter_bytes > kSliceMaxFilterBytes) return {};
     const int64_t threads = detail::pool_threads();
     if (threads < 2) return {};
     if (g.data_format == DataFormat::NXC) {
-        if (!dense_output || (int64_t)filter_bytes > kSliceMaxFilterBytes || g.n < 2 * threads) return {};
+        if (!dense_output || g.n < 2 * threads) return {};
         int64_t image_bytes = (int64_t)elem * g.groups * g.c_out;
         for (int64_t y : p.out_spatial) image_bytes *= y;
         const int64_t per_slice = std::max<int64_t>(1, kSliceOutputBytes / std::max<int64_t>(image_bytes, 1));
         return {std::max(2 * threads, (g.n + per_slice - 1) / per_slice), g.n, true};
     }
-    if (!copies_input || (int64_t)filter_bytes > kSliceMaxFilterBytes) return {};
+    if (!copies_input) return {};
     int64_t in_count = 1, out_count = 1;
     for (int64_t v : p.input_shape) in_count *= v;
     for (int64_t v : p.info.output_shape) out_count *= v;
