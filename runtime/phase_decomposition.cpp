@@ -60,5 +60,22 @@ std::vector<AxisPhase> decompose_axis(int64_t stride, int64_t dilation, int64_t 
     return phases;
 }
 
+std::vector<TapWindow> tap_windows(const AxisPhase &a, int64_t in_size) {
+    std::vector<TapWindow> windows;
+    for (int64_t q = 0; q < a.out_count; q++) {
+        // Input q + in_offset - j*in_step lies in [0, X) for j in [lo, hi] (in_step >= 1).
+        const int64_t at = q + a.in_offset;
+        const int64_t lo = std::max<int64_t>(0, -floor_div(-(at - in_size + 1), a.in_step));
+        const int64_t hi = std::min<int64_t>(a.tap_count - 1, floor_div(at, a.in_step));
+        const int64_t first = hi >= lo ? lo : 0, count = std::max<int64_t>(0, hi - lo + 1);
+        if (!windows.empty() && windows.back().j_first == first && windows.back().j_count == count) {
+            windows.back().q_count++;
+        } else {
+            windows.push_back({q, 1, first, count});
+        }
+    }
+    return windows;
+}
+
 }  // namespace detail
 }  // namespace deconv

@@ -28,5 +28,18 @@ struct AxisPhase {
 std::vector<AxisPhase> decompose_axis(int64_t stride, int64_t dilation, int64_t kernel, int64_t in_size,
                                       int64_t out_size, int64_t pad_begin);
 
+// A run of a phase's outputs q in [q_first, q_first + q_count) whose taps reading inside the
+// input [0, X) are the same window j in [j_first, j_first + j_count) (0 taps: outputs that only
+// receive zeros). A kernel call per window computes exactly the phase's pairs, no product with a
+// zero border.
+struct TapWindow {
+    int64_t q_first = 0, q_count = 0;
+    int64_t j_first = 0, j_count = 0;
+};
+
+// The windows of phase `a` over an input axis of `in_size`, in order of q, covering every output
+// of the phase once.
+std::vector<TapWindow> tap_windows(const AxisPhase &a, int64_t in_size);
+
 }  // namespace detail
 }  // namespace deconv

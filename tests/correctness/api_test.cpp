@@ -942,6 +942,54 @@ TEST(ChannelBlocks, NarrowRowsAcrossBlocks) {
     EXPECT_GT(ran, 0);
 }
 
+// Layers whose phase rows are narrower than the channels-last position tile and whose batch is
+// 16 or more images run with the images as the innermost axis of the next rank's kernel, one
+// call per tap window of each phase (runtime/plan.cpp, choose_batch_rows; dcgan_l2): ranks 1 and
+// 2, rows of 1-5 inputs, pads inside and past the input (windows of fewer taps, outputs of no
+// tap), dilations 1-3 (several input steps per tap), kernel 1 at stride 2 (phases of no tap),
+// groups, channel counts around the tiles (even for bf16's channel pairs), every API.
+TEST(BatchRows, NarrowPhasesOfWideBatches) {
+    int ran = 0, i = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t)) continue;
+        for (int rank : {1, 2}) {
+            if (!deconv_test::rank_built(rank) || !deconv_test::rank_built(rank + 1)) continue;
+            struct Axis {
+                int64_t x, k, s, d, pb, pe;
+            };
+            for (const Axis &ax : {Axis{4, 4, 2, 1, 1, 1}, Axis{3, 3, 2, 2, 2, 0}, Axis{1, 5, 3, 1, 0, 3},
+                                   Axis{5, 1, 2, 1, 0, 0}, Axis{2, 3, 1, 3, 1, 2}})
+                for (auto [n, groups, ci, co] : {std::tuple<int64_t, int64_t, int64_t, int64_t>{16, 1, 6, 16},
+                                                  {19, 2, 4, 33}}) {
+                    std::mt19937 rng(static_cast<uint32_t>(61 + i));
+                    GenCase c;
+                    c.dtype = t;
+                    c.seed = rng();
+                    c.api = i++ % 3;
+                    deconv_ref::Problem &p = c.p;
+                    p.grouped = true;
+                    p.input_shape = {n, groups * ci};
+                    p.filter_shape = {groups, ci, co};
+                    for (int a = 0; a < rank; a++) {
+                        // The outer axis of 2D layers: 3 inputs, kernel 2 at stride 2.
+                        const bool inner = a == rank - 1;
+                        p.input_shape.push_back(inner ? ax.x : 3);
+                        p.filter_shape.push_back(inner ? ax.k : 2);
+                        p.strides.push_back(inner ? ax.s : 2);
+                        p.dilations.push_back(inner ? ax.d : 1);
+                        p.pads_begin.push_back(inner ? ax.pb : 1);
+                        p.pads_end.push_back(inner ? ax.pe : 0);
+                    }
+                    c.input = deconv_test::random_values(t, deconv_ref::product(p.input_shape), rng);
+                    c.filter = deconv_test::random_values(t, deconv_ref::product(p.filter_shape), rng);
+                    EXPECT_TRUE(deconv_test::run_and_check(c));
+                    ran++;
+                }
+        }
+    }
+    EXPECT_GT(ran, 0);
+}
+
 // Channels-first layers of several (image, group) pairs whose output is at most 4x their input
 // and whose packed filter fits half of L2 (centernet_dla_dw, grouped32_up, dcgan_l5) run on two
 // threads in slices of (image, group) pairs, each copying its own groups into the bordered

@@ -660,3 +660,44 @@ TEST(LayoutChannelBlocks, OutputChannelsAcrossBlocks) {
     EXPECT_GT(ran, 0);
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
+
+// Channels-last layers of narrow phase rows and 16 or more images run with the images as the
+// next rank's innermost axis, one kernel call per tap window (runtime/plan.cpp,
+// choose_batch_rows): ranks 1 and 2, pads past the input, a phase of no tap, groups, channel
+// counts off the tiles (even: bf16's channel pairs, whose packing is blocked), every API.
+TEST(LayoutBatchRows, NarrowPhasesOfWideBatches) {
+    int ran = 0, failed = 0, i = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t)) continue;
+        for (int rank : {1, 2}) {
+            if (!deconv_test::rank_built(rank) || !deconv_test::rank_built(rank + 1)) continue;
+            for (auto [x, k, pb] : {std::tuple<int64_t, int64_t, int64_t>{4, 4, 1}, {3, 1, 0}, {2, 5, 3}})
+                for (auto [n, groups, cout] : {std::tuple<int64_t, int64_t, int64_t>{16, 1, 20}, {17, 3, 130}}) {
+                    const uint64_t seed = deconv_test::sweep_seed(t, rank, 5000 + i++);
+                    std::mt19937 rng(static_cast<uint32_t>(seed));
+                    LCase c;
+                    c.dtype = t;
+                    c.seed = seed;
+                    c.api = i % 3;
+                    c.p.grouped = true;
+                    c.p.input_shape = {n, groups * 4};
+                    c.p.filter_shape = {groups, 4, cout};
+                    for (int a = 0; a < rank; a++) {
+                        const bool inner = a == rank - 1;
+                        c.p.input_shape.push_back(inner ? x : 2);
+                        c.p.filter_shape.push_back(inner ? k : 3);
+                        c.p.strides.push_back(2);
+                        c.p.pads_begin.push_back(inner ? pb : 1);
+                        c.p.pads_end.push_back(inner ? 1 : 0);
+                    }
+                    c.input = deconv_test::random_values(t, deconv_ref::product(c.p.input_shape), rng);
+                    c.filter = deconv_test::random_values(t, deconv_ref::product(c.p.filter_shape), rng);
+                    ran++;
+                    const auto r = run_and_check(c);
+                    if (!r && ++failed <= 12) ADD_FAILURE() << r.message();
+                }
+        }
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
