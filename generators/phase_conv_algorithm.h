@@ -38,7 +38,9 @@ inline ConvStages define_phase_conv(const Halide::Func &input, const Halide::Fun
 //     out[ph, q] = sum_{ci, j} input[q + floor((ph + pad_begin) / s) - j] * w[j, ph]
 //
 // where w[j, ph] is tap (ph + pad_begin) mod s + j*s, zero past the kernel (the dispatcher packs
-// it). The outer axes are phase views as above. Interior only: the dispatcher hands a
+// it). `short_phase` >= 0: that phase has one tap fewer than the others (an odd kernel at stride
+// 2), and its last j is left out of the reduction rather than multiplied by the packed zero
+// (with j and ph unrolled the condition folds away). The outer axes are phase views as above. Interior only: the dispatcher hands a
 // zero-bordered input. Logical order: output [ph, q_0 .. q_{D-1}, co, g, n], filter
 // [j, ph, k_1 .. k_{D-1}, co, ci, g], input as define_phase_conv's (channels first).
 struct InterleavedStages {
@@ -61,7 +63,7 @@ inline InterleavedStages define_interleaved_phase_conv(const Halide::Func &input
                                                        const Halide::OutputImageParam &filter_param, int rank,
                                                        int stride, const Halide::Expr &pad_begin,
                                                        const std::vector<Halide::Expr> &in_step,
-                                                       const Halide::Type &storage) {
+                                                       const Halide::Type &storage, int short_phase = -1) {
     using namespace Halide;
     InterleavedStages p;
     p.filter = filter;
@@ -70,6 +72,7 @@ inline InterleavedStages define_interleaved_phase_conv(const Halide::Func &input
     for (int i = 1; i < rank; i++) taps.push_back({0, filter_param.dim(i + 1).extent()});
     taps.push_back({0, filter_param.dim(rank + 2).extent()});  // ci
     p.r = RDom(taps, "r");
+    if (short_phase >= 0) p.r.where(p.ph != short_phase || p.r[0] < p.r[0].extent() - 1);
 
     const Type acc_t = accumulator_type(storage);
     Expr ci = p.r[rank];

@@ -17,6 +17,10 @@ public:
     GeneratorParam<int> x_stride{"x_stride", 2, 2, 8};
     // The blocked variant for layers with many output channels (cpu_interleaved_schedule.h).
     GeneratorParam<bool> blocked{"blocked", false};
+    // A phase with one tap fewer than the others (-1: none), whose missing tap the reduction
+    // skips (define_interleaved_phase_conv): odd kernels at stride 2 with an odd pads_begin put
+    // it at phase 0 (grouped32_up: kernel 3, pad 1).
+    GeneratorParam<int> short_phase{"short_phase", -1, -1, 7};
 
     // pads_begin of the innermost axis (phase ph of output group q reads input
     // q + floor((ph + pad_begin_0) / stride) - j).
@@ -40,7 +44,7 @@ public:
         std::vector<Expr> steps = {1, in_step_1, in_step_2};
         steps.resize(rank);
         InterleavedStages p = define_interleaved_phase_conv(logical_input_of(false), Func(*filter), *filter, rank, x_stride,
-                                                            pad_begin_0, steps, storage());
+                                                            pad_begin_0, steps, storage(), short_phase);
         const std::vector<Var> args = p.args();
         (*output)(args) = p.out(args);
         p.out.compute_inline();

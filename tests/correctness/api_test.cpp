@@ -880,7 +880,9 @@ TEST(InterleavedPhases, DepthwiseTwoTapsPerPhase) {
 // unet3d_up): tiles of 2 vectors x 6 channels (a channel count that is no multiple of 6
 // recomputes its last tile), over blocks of 32 position tiles in 1D (rows longer than one block
 // end in a partial block) and of rows in 2D/3D (2D with 160 input channels x 40 positions: 20
-// rows per block, so 24 rows make a partial second block). Kernels of 2 taps per phase
+// rows per block, so 24 rows make a partial second block). Rows of 39, 40 and 1100 groups are no
+// multiple of 32: their last groups run on the plain interleaved kernel (interleaved_tail_kernel).
+// Kernels of 2 taps per phase
 // (unrolled) and of 1 and 3 taps, pads reaching into the margins, groups and batch, and a
 // reduction long enough (160 channels) that the channel-vectorized schedule would be chosen
 // otherwise. In 3D the kernel reads an input copy with the channels between the rows' innermost
@@ -1068,6 +1070,42 @@ TEST(Bf16DotProducts, ChannelsFirstLayersThroughChannelsLast) {
                     EXPECT_TRUE(random_run_matches_reference(DType::bf16, p, rng)) << deconv_ref::describe(p);
                     ran++;
                 }
+    }
+    EXPECT_GT(ran, 0);
+}
+
+// Odd kernels at stride 2 with an odd pads_begin give phase 0 one tap fewer than phase 1: the
+// interleaved kernel's short-phase variant leaves that tap out of the reduction
+// (phase_conv_interleaved_s2_short0, runtime/plan.cpp interleaved_kernel_for). Every branch of its
+// schedule: rows of 40, 20, 6 and 3 groups (two-vector, one-vector, 4-lane and scalar tiles),
+// 1 (depthwise, taps innermost; in 2D/3D with two taps on axis 1 too), 3 and 9 output channels,
+// kernels 3 (two taps, unrolled) and 5 (three: the general branch), pads 1 and 3, ranks 1-3.
+TEST(InterleavedPhases, ShortPhaseSkipsItsMissingTap) {
+    int ran = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t)) continue;
+        std::mt19937 rng(29);
+        for (int rank = 1; rank <= 3; rank++) {
+            if (!deconv_test::rank_built(rank)) continue;
+            for (int64_t x : {40, 20, 6, 3})
+                for (auto [ci, co] : {std::pair<int64_t, int64_t>{1, 1}, {5, 3}, {2, 9}})
+                    for (auto [k, pb] : {std::pair<int64_t, int64_t>{3, 1}, {5, 1}, {5, 3}}) {
+                        if (rank == 3 && x != 20) continue;
+                        deconv_ref::Problem p;
+                        p.grouped = true;
+                        p.input_shape = {2, 2 * ci, x};
+                        p.filter_shape = {2, ci, co, k};
+                        p.strides = {2};
+                        p.pads_begin = {pb};
+                        p.pads_end = {pb - 1};
+                        for (int a = 1; a < rank; a++) add_outer_axis(p, a == 1 ? 5 : 2, a == 1 ? 4 : 3, 2, 1);
+                        p.output_padding.assign(rank, 0);
+                        p.output_padding.back() = 1;
+                        EXPECT_TRUE(random_run_matches_reference(t, p, rng))
+                            << deconv_test::dt_str(t) << " " << deconv_ref::describe(p);
+                        ran++;
+                    }
+        }
     }
     EXPECT_GT(ran, 0);
 }
