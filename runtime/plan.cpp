@@ -957,8 +957,10 @@ bool choose_via_channels_last(const Plan::Impl &p) {
 // copy needs a zero border and no product with one is computed. dcgan_l2 (batch 64, 4x4 input,
 // 512 -> 256, kernel 4 stride 2 pad 1) spends 23% of its nominal products on the border
 // otherwise. Measured on a Zen 4 VM (2 threads, ms): as the channels-last 2D layer it ran
-// 25.8-27.2; its batch-rows layout over a bordered copy, every tap computed, 21-22 (see the README
-// for the windows). DECONV_BATCH_ROWS=0 turns it off (for measuring).
+// 25.7-27.2; in the batch-rows layout over a bordered copy, every tap computed, 21-22; in tap
+// windows 18.9-19.3 (oneDNN 16-18 in the same runs). dcgan_l4 (rows of 16) measured the same either
+// way (24 ms: its whole-tensor transposes cost what its tiles gain) and keeps its image slices.
+// DECONV_BATCH_ROWS=0 turns it off (for measuring).
 constexpr int64_t kBatchRowsMinImages = 16;
 
 bool choose_batch_rows(Plan::Impl &p) {

@@ -944,6 +944,24 @@ TEST(ChannelBlocks, NarrowRowsAcrossBlocks) {
     EXPECT_GT(ran, 0);
 }
 
+// A random case of a grouped layer: n images, `groups` groups of ci -> co channels, the spatial
+// axes and attributes appended by `add_axes`, then data drawn from `rng`.
+template <typename AddAxes>
+static GenCase grouped_random_case(DType t, std::mt19937 &rng, int api, int64_t n, int64_t groups, int64_t ci,
+                                   int64_t co, const AddAxes &add_axes) {
+    GenCase c;
+    c.dtype = t;
+    c.seed = rng();
+    c.api = api;
+    c.p.grouped = true;
+    c.p.input_shape = {n, groups * ci};
+    c.p.filter_shape = {groups, ci, co};
+    add_axes(c.p);
+    c.input = deconv_test::random_values(t, deconv_ref::product(c.p.input_shape), rng);
+    c.filter = deconv_test::random_values(t, deconv_ref::product(c.p.filter_shape), rng);
+    return c;
+}
+
 // Layers whose phase rows are narrower than the channels-last position tile and whose batch is
 // 16 or more images run with the images as the innermost axis of the next rank's kernel, one
 // call per tap window of each phase (runtime/plan.cpp, choose_batch_rows; dcgan_l2): ranks 1 and
@@ -964,26 +982,18 @@ TEST(BatchRows, NarrowPhasesOfWideBatches) {
                 for (auto [n, groups, ci, co] : {std::tuple<int64_t, int64_t, int64_t, int64_t>{16, 1, 6, 16},
                                                   {19, 2, 4, 33}}) {
                     std::mt19937 rng(static_cast<uint32_t>(61 + i));
-                    GenCase c;
-                    c.dtype = t;
-                    c.seed = rng();
-                    c.api = i++ % 3;
-                    deconv_ref::Problem &p = c.p;
-                    p.grouped = true;
-                    p.input_shape = {n, groups * ci};
-                    p.filter_shape = {groups, ci, co};
-                    for (int a = 0; a < rank; a++) {
-                        // The outer axis of 2D layers: 3 inputs, kernel 2 at stride 2.
-                        const bool inner = a == rank - 1;
-                        p.input_shape.push_back(inner ? ax.x : 3);
-                        p.filter_shape.push_back(inner ? ax.k : 2);
-                        p.strides.push_back(inner ? ax.s : 2);
-                        p.dilations.push_back(inner ? ax.d : 1);
-                        p.pads_begin.push_back(inner ? ax.pb : 1);
-                        p.pads_end.push_back(inner ? ax.pe : 0);
-                    }
-                    c.input = deconv_test::random_values(t, deconv_ref::product(p.input_shape), rng);
-                    c.filter = deconv_test::random_values(t, deconv_ref::product(p.filter_shape), rng);
+                    const GenCase c = grouped_random_case(t, rng, i++ % 3, n, groups, ci, co, [&](deconv_ref::Problem &p) {
+                        for (int a = 0; a < rank; a++) {
+                            // The outer axis of 2D layers: 3 inputs, kernel 2 at stride 2.
+                            const bool inner = a == rank - 1;
+                            p.input_shape.push_back(inner ? ax.x : 3);
+                            p.filter_shape.push_back(inner ? ax.k : 2);
+                            p.strides.push_back(inner ? ax.s : 2);
+                            p.dilations.push_back(inner ? ax.d : 1);
+                            p.pads_begin.push_back(inner ? ax.pb : 1);
+                            p.pads_end.push_back(inner ? ax.pe : 0);
+                        }
+                    });
                     EXPECT_TRUE(deconv_test::run_and_check(c));
                     ran++;
                 }
@@ -1018,25 +1028,18 @@ TEST(GroupSlices, SmallGroupsOnTwoThreads) {
                     for (auto [ci, co] : {std::pair<int64_t, int64_t>{1, 1}, {2, 3}, {24, 3}})
                         for (int64_t k : {4, 3}) {
                             std::mt19937 rng(static_cast<uint32_t>(43 + i));
-                            GenCase c;
-                            c.dtype = t;
-                            c.seed = rng();
-                            c.api = i++ % 3;
-                            deconv_ref::Problem &p = c.p;
-                            p.grouped = true;
-                            p.input_shape = {n, groups * ci};
-                            p.filter_shape = {groups, ci, co};
-                            for (int a = 0; a < rank; a++) {
-                                // Stride 2 (k 4: interleaved) or 1 innermost, 1 on the outer axes.
-                                const bool inner = a == rank - 1;
-                                p.input_shape.push_back(inner ? 9 : 3);
-                                p.filter_shape.push_back(inner ? k : 2);
-                                p.strides.push_back(inner && k == 4 ? 2 : 1);
-                                p.pads_begin.push_back(1);
-                                p.pads_end.push_back(inner ? 1 : 0);
-                            }
-                            c.input = deconv_test::random_values(t, deconv_ref::product(p.input_shape), rng);
-                            c.filter = deconv_test::random_values(t, deconv_ref::product(p.filter_shape), rng);
+                            const GenCase c =
+                                grouped_random_case(t, rng, i++ % 3, n, groups, ci, co, [&](deconv_ref::Problem &p) {
+                                    for (int a = 0; a < rank; a++) {
+                                        // Stride 2 (k 4: interleaved) or 1 innermost, 1 on the outer axes.
+                                        const bool inner = a == rank - 1;
+                                        p.input_shape.push_back(inner ? 9 : 3);
+                                        p.filter_shape.push_back(inner ? k : 2);
+                                        p.strides.push_back(inner && k == 4 ? 2 : 1);
+                                        p.pads_begin.push_back(1);
+                                        p.pads_end.push_back(inner ? 1 : 0);
+                                    }
+                                });
                             EXPECT_TRUE(deconv_test::run_and_check(c)) << "DECONV_GROUP_SLICES=" << per_thread;
                             ran++;
                         }

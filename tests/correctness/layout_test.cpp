@@ -273,6 +273,22 @@ using deconv_test::Shard;
 
 class LayoutSweep : public ::testing::TestWithParam<Shard> {};
 
+// Runs problem `p` (NCX shapes) as NXC on random data drawn from `seed`, through API `api`:
+// counted in `ran`, failures in `failed` (the first dozen reported).
+void check_random_case(DType t, uint64_t seed, int api, const deconv_ref::Problem &p, int &ran, int &failed) {
+    std::mt19937 rng(static_cast<uint32_t>(seed));
+    LCase c;
+    c.dtype = t;
+    c.seed = seed;
+    c.api = api;
+    c.p = p;
+    c.input = deconv_test::random_values(t, deconv_ref::product(p.input_shape), rng);
+    c.filter = deconv_test::random_values(t, deconv_ref::product(p.filter_shape), rng);
+    ran++;
+    const auto r = run_and_check(c);
+    if (!r && ++failed <= 12) ADD_FAILURE() << r.message();
+}
+
 TEST_P(LayoutSweep, NxcMatchesReference) {
     const DType t = GetParam().dtype;
     const int rank = GetParam().rank;
@@ -598,11 +614,7 @@ TEST(LayoutBf16Dot, EvenInputChannelsEveryTileAndTail) {
                 const uint64_t seed = deconv_test::sweep_seed(DType::bf16, rank, 3000 + i) ^ 0xBF16ull;
                 i++;
                 if (!deconv_test::rank_built(rank)) continue;
-                std::mt19937 rng(static_cast<uint32_t>(seed));
-                LCase c;
-                c.dtype = DType::bf16;
-                c.seed = seed;
-                deconv_ref::Problem &p = c.p;
+                deconv_ref::Problem p;
                 p.grouped = i % 2 == 0;
                 const int64_t G = p.grouped ? 2 : 1;
                 p.input_shape = {i % 4 == 0 ? 2 : 1, G * cin};
@@ -617,12 +629,7 @@ TEST(LayoutBf16Dot, EvenInputChannelsEveryTileAndTail) {
                     p.pads_begin.push_back(1);
                     p.pads_end.push_back(inner ? 0 : 1);
                 }
-                c.api = i % 3;
-                c.input = deconv_test::random_values(DType::bf16, deconv_ref::product(p.input_shape), rng);
-                c.filter = deconv_test::random_values(DType::bf16, deconv_ref::product(p.filter_shape), rng);
-                ran++;
-                const auto r = run_and_check(c);
-                if (!r && ++failed <= 12) ADD_FAILURE() << r.message();
+                check_random_case(DType::bf16, seed, i % 3, p, ran, failed);
             }
     EXPECT_GT(ran, 0);
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
@@ -639,22 +646,14 @@ TEST(LayoutChannelBlocks, OutputChannelsAcrossBlocks) {
         for (int64_t cout : {129, 200, 256})
         for (int64_t x : {7, 3}) {
             const uint64_t seed = deconv_test::sweep_seed(t, 2, 4000 + i++);
-            std::mt19937 rng(static_cast<uint32_t>(seed));
-            LCase c;
-            c.dtype = t;
-            c.seed = seed;
-            c.api = i % 3;
-            c.p.grouped = true;
-            c.p.input_shape = {1, 2 * 6, 3, x};
-            c.p.filter_shape = {2, 6, cout, 2, 3};
-            c.p.strides = {2, 2};
-            c.p.pads_begin = {0, 1};
-            c.p.pads_end = {0, 1};
-            c.input = deconv_test::random_values(t, deconv_ref::product(c.p.input_shape), rng);
-            c.filter = deconv_test::random_values(t, deconv_ref::product(c.p.filter_shape), rng);
-            ran++;
-            const auto r = run_and_check(c);
-            if (!r && ++failed <= 12) ADD_FAILURE() << r.message();
+            deconv_ref::Problem p;
+            p.grouped = true;
+            p.input_shape = {1, 2 * 6, 3, x};
+            p.filter_shape = {2, 6, cout, 2, 3};
+            p.strides = {2, 2};
+            p.pads_begin = {0, 1};
+            p.pads_end = {0, 1};
+            check_random_case(t, seed, i % 3, p, ran, failed);
         }
     }
     EXPECT_GT(ran, 0);
@@ -674,28 +673,56 @@ TEST(LayoutBatchRows, NarrowPhasesOfWideBatches) {
             for (auto [x, k, pb] : {std::tuple<int64_t, int64_t, int64_t>{4, 4, 1}, {3, 1, 0}, {2, 5, 3}})
                 for (auto [n, groups, cout] : {std::tuple<int64_t, int64_t, int64_t>{16, 1, 20}, {17, 3, 130}}) {
                     const uint64_t seed = deconv_test::sweep_seed(t, rank, 5000 + i++);
-                    std::mt19937 rng(static_cast<uint32_t>(seed));
-                    LCase c;
-                    c.dtype = t;
-                    c.seed = seed;
-                    c.api = i % 3;
-                    c.p.grouped = true;
-                    c.p.input_shape = {n, groups * 4};
-                    c.p.filter_shape = {groups, 4, cout};
+                    deconv_ref::Problem p;
+                    p.grouped = true;
+                    p.input_shape = {n, groups * 4};
+                    p.filter_shape = {groups, 4, cout};
                     for (int a = 0; a < rank; a++) {
                         const bool inner = a == rank - 1;
-                        c.p.input_shape.push_back(inner ? x : 2);
-                        c.p.filter_shape.push_back(inner ? k : 3);
-                        c.p.strides.push_back(2);
-                        c.p.pads_begin.push_back(inner ? pb : 1);
-                        c.p.pads_end.push_back(inner ? 1 : 0);
+                        p.input_shape.push_back(inner ? x : 2);
+                        p.filter_shape.push_back(inner ? k : 3);
+                        p.strides.push_back(2);
+                        p.pads_begin.push_back(inner ? pb : 1);
+                        p.pads_end.push_back(inner ? 1 : 0);
                     }
-                    c.input = deconv_test::random_values(t, deconv_ref::product(c.p.input_shape), rng);
-                    c.filter = deconv_test::random_values(t, deconv_ref::product(c.p.filter_shape), rng);
-                    ran++;
-                    const auto r = run_and_check(c);
-                    if (!r && ++failed <= 12) ADD_FAILURE() << r.message();
+                    check_random_case(t, seed, i % 3, p, ran, failed);
                 }
+        }
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
+// Channels-last register tiles (generators/schedules/cpu_channels_last_schedule.h): rows a
+// multiple of four positions whose six-position tiles would recompute more than a tenth of the row
+// take tiles of four (16, 20, 32; 28 and 13 keep six), with 4 channel vectors and with their
+// tails (70), and with 2 channel vectors (32, 40) beside them; heights 2, 3 and 5. Stride 1,
+// kernel 3, pad 1 (each output row as wide as the input), ranks 1-3.
+TEST(LayoutTiles, ShortRowsOfFourPositionTiles) {
+    int ran = 0, failed = 0, i = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t)) continue;
+        for (int rank = 1; rank <= 3; rank++) {
+            if (!deconv_test::rank_built(rank)) continue;
+            for (int64_t cout : {64, 70, 32, 40})
+                for (int64_t x : {16, 20, 32, 28, 13})
+                    for (int64_t height : {2, 3, 5}) {
+                        if ((rank == 1 && height != 2) || (rank == 3 && (height != 3 || x > 20))) continue;
+                        const uint64_t seed = deconv_test::sweep_seed(t, rank, 6000 + i++);
+                        deconv_ref::Problem p;
+                        p.grouped = true;
+                        p.input_shape = {1, 3};
+                        p.filter_shape = {1, 3, cout};
+                        for (int a = 0; a < rank; a++) {
+                            const bool inner = a == rank - 1;
+                            p.input_shape.push_back(inner ? x : a == rank - 2 ? height : 2);
+                            p.filter_shape.push_back(3);
+                            p.strides.push_back(1);
+                            p.pads_begin.push_back(1);
+                            p.pads_end.push_back(1);
+                        }
+                        check_random_case(t, seed, i % 3, p, ran, failed);
+                    }
         }
     }
     EXPECT_GT(ran, 0);
