@@ -40,8 +40,8 @@ inline ConvStages define_phase_conv(const Halide::Func &input, const Halide::Fun
 // where w[j, ph] is tap (ph + pad_begin) mod s + j*s, zero past the kernel (the dispatcher packs
 // it). `short_phase` >= 0: that phase has one tap fewer than the others (an odd kernel at stride
 // 2), and its last j is left out of the reduction rather than multiplied by the packed zero
-// (with j and ph unrolled the condition folds away). The outer axes are phase views as above. Interior only: the dispatcher hands a
-// zero-bordered input. Logical order: output [ph, q_0 .. q_{D-1}, co, g, n], filter
+// (with j and ph unrolled the condition folds away). The outer axes are phase views as above.
+// Interior only: the dispatcher hands a zero-bordered input. Logical order: output [ph, q_0 .. q_{D-1}, co, g, n], filter
 // [j, ph, k_1 .. k_{D-1}, co, ci, g], input as define_phase_conv's (channels first).
 struct InterleavedStages {
     Halide::Var ph{"ph"};

@@ -23,7 +23,8 @@ public:
     GeneratorParam<int> short_phase{"short_phase", -1, -1, 7};
 
     // pads_begin of the innermost axis (phase ph of output group q reads input
-    // q + floor((ph + pad_begin_0) / stride) - j).
+    // q + floor((ph + pad_begin_0) / stride) - j). The dispatcher passes it modulo the stride and
+    // moves the input's origin by the rest (the schedule specializes common residues).
     Input<int32_t> pad_begin_0{"pad_begin_0", 0, 0, 1 << 30};
     // Input step per output step of the outer axes (their phase views, as in deconv_phase_conv).
     Input<int32_t> in_step_1{"in_step_1", 1, 1, 1 << 20};
@@ -70,7 +71,8 @@ public:
             std::cerr << "deconv generator: the interleaved phase kernel is a CPU kernel\n";
             std::exit(1);
         }
-        schedule_cpu_interleaved(p, *output, x_stride, get_target(), accumulator_type(storage()), sp, blocked);
+        schedule_cpu_interleaved(p, *output, x_stride, pad_begin_0, get_target(), accumulator_type(storage()), sp,
+                                 blocked);
     }
 };
 

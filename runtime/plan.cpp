@@ -66,6 +66,10 @@ struct Plan::Impl {
     // With the blocked interleaved kernel: the plain one, for the groups of a row past its last
     // whole multiple of kBlockedRowTile (null when the rows are such multiples).
     const detail::KernelEntry *interleaved_tail_kernel = nullptr;
+    // Depthwise rows (one input channel) of the plain interleaved kernel that are no multiple of
+    // kExactRowTile groups: run as their first whole multiple, which takes the kernel's exact-tile
+    // branch, then the rest in a second call.
+    bool interleaved_exact_rows = false;
     // 3D layers on the blocked interleaved kernel: the input copy lays the channel axis out
     // between the innermost axis and the outer ones (bordered_buffer), and every run makes one,
     // margins or not (see choose_bordered_input).
@@ -831,6 +835,16 @@ constexpr int64_t kBlockedWeightBytes = int64_t(512) << 10;
 // groups, 224 computed). The rows' rest runs on the plain interleaved kernel instead.
 constexpr int64_t kBlockedRowTile = 32;
 constexpr int64_t kBlockedMinGroups = 32;
+// Depthwise rows on the plain interleaved kernel: its 2D/3D two-tap depthwise tiles have a branch
+// for rows a whole number of tiles long (cpu_interleaved_schedule.h), whose addresses step by a
+// constant; other rows end in a tile shifted back, whose min() LLVM recomputes every load's
+// address from. 16 groups is a whole number of tiles on every target (a vector of f32: 16 on
+// AVX-512, 8 on AVX2, 4 on SSE and NEON). A row of another length runs as its first multiple of
+// 16 groups, then the rest in a second call (narrower tiles, or scalar under 4 groups).
+// fcn8s_upscore8 (rows of 65 groups; 2 threads, Zen 4 VM, medians of 5 alternating runs): 1.11-1.31
+// -> 1.04-1.19 ms. Running the last 16 groups again instead (the whole tile branch for both calls)
+// was slower on 2 threads, 1.43-1.59: the second pass over each row re-fetches its cache lines.
+constexpr int64_t kExactRowTile = 16;
 
 bool prefers_blocked_interleave(const Plan::Impl &p) {
     const int in = p.geo.rank - 1;
@@ -886,6 +900,10 @@ void choose_bordered_input(Plan::Impl &p) {
                     !switched_off("DECONV_INTERLEAVED_TAIL")) {
                     p.interleaved_tail_kernel = interleaved_kernel_for(p, false, false);
                 }
+                const int64_t groups = p.out_spatial[in] / s;
+                p.interleaved_exact_rows = interleave && !blocked && geo.c_in == 1 && rank >= 2 &&
+                                           groups > kExactRowTile && groups % kExactRowTile != 0 &&
+                                           !switched_off("DECONV_EXACT_ROWS");
                 // The blocked kernel reduces every input channel at the rows of its block; in 3D a
                 // plain copy (or the caller's input) puts each channel a whole plane further on
                 // (unet3d_up: 128 KiB), with channels in rows a row's channels are one contiguous
@@ -1705,22 +1723,38 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                     set_dim(iw_dims[rank + 2], 0, geo.c_in, geo.c_out);
                     set_dim(iw_dims[rank + 3], 0, gn, iw.g);
                     // The blocked kernel takes the rows' first whole multiple of kBlockedRowTile groups,
-                    // the plain one the rest (interleaved_tail_kernel): the input's origin moves by
-                    // the groups before.
-                    const int64_t head =
-                        p.interleaved_tail_kernel ? groups / kBlockedRowTile * kBlockedRowTile : groups;
-                    for (int part = 0; part < (head < groups ? 2 : 1); part++) {
-                        const int64_t q0 = part == 0 ? 0 : head;
-                        const detail::KernelEntry *k = part == 0 ? p.interleaved_kernel : p.interleaved_tail_kernel;
-                        io_dims[1].extent = (int32_t)(part == 0 ? head : groups - head);
+                    // the plain one the rest (interleaved_tail_kernel); depthwise rows run their first
+                    // multiple of kExactRowTile groups, then the rest (interleaved_exact_rows). The
+                    // input's origin moves by the groups before.
+                    struct RowPart {
+                        int64_t q0, count;
+                        const detail::KernelEntry *kernel;
+                    };
+                    RowPart parts[2] = {{0, groups, p.interleaved_kernel}, {0, 0, nullptr}};
+                    if (p.interleaved_tail_kernel) {
+                        const int64_t head = groups / kBlockedRowTile * kBlockedRowTile;
+                        parts[0].count = head;
+                        parts[1] = {head, groups - head, p.interleaved_tail_kernel};
+                    } else if (p.interleaved_exact_rows) {
+                        parts[0].count = groups / kExactRowTile * kExactRowTile;
+                        parts[1] = {parts[0].count, groups - parts[0].count, p.interleaved_kernel};
+                    }
+                    for (const RowPart &part : parts) {
+                        if (part.count == 0) continue;
+                        const int64_t q0 = part.q0;
+                        const detail::KernelEntry *k = part.kernel;
+                        io_dims[1].extent = (int32_t)part.count;
+                        // pads_begin modulo the stride, the rest of it in the input's origin (the
+                        // kernel specializes the common residues: cpu_interleaved_schedule.h).
+                        const int64_t pad = p.info.pads_begin[in], pad_rest = detail::floor_div(pad, s_in);
                         halide_dimension_t id[6];
                         std::copy(in_dims, in_dims + dims, id);
-                        id[dd(0)].min -= (int32_t)q0;
+                        id[dd(0)].min -= (int32_t)(q0 + pad_rest);
                         KernelBuffers b(p.dtype, dims + 1, in_base, iw.data.data() + (iw_off + iw_shift) * (int64_t)elem,
                                         out_base + q0 * s_in * (int64_t)elem, id, iw_dims, io_dims);
                         b.in.dimensions = dims;
-                        const int rc = k->as<detail::InterleavedKernelFn>()((int32_t)p.info.pads_begin[in], steps[1],
-                                                                            steps[2], &b.in, &b.w, &b.out);
+                        const int rc = k->as<detail::InterleavedKernelFn>()((int32_t)(pad - pad_rest * s_in),
+                                                                            steps[1], steps[2], &b.in, &b.w, &b.out);
                         if (rc != 0) fail_kernel(k, rc);
                     }
                 } else {

@@ -27,8 +27,8 @@ namespace deconv {
 namespace gen {
 
 inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImageParam out_param, int stride,
-                                     const Halide::Target &target, const Halide::Type &acc_t, ScheduleParams sp,
-                                     bool blocked) {
+                                     const Halide::Expr &pad_begin, const Halide::Target &target,
+                                     const Halide::Type &acc_t, ScheduleParams sp, bool blocked) {
     using namespace Halide;
     const bool many_regs = target.has_feature(Target::AVX512) || target.arch == Target::ARM;
     const int accumulators = many_regs ? 16 : 8;
@@ -70,8 +70,13 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
             {channels >= sp.co_tile && width >= lanes, lanes, sp.co_tile, lanes},
         };
         // RGB outputs (dcgan_l5): 3 channels per tile, s x 3 accumulators where they fit (s = 2;
-        // at s = 8 they would be 24). One channel per tile ran 1.3x slower on dcgan_l5.
+        // at s = 8 they would be 24). One channel per tile ran 1.3x slower on dcgan_l5. Two vectors
+        // of positions where the row holds them (12 accumulators: each weight broadcast serves two
+        // FMAs): dcgan_l5 6.0-6.2 -> 3.7-3.9 ms (2 threads, Zen 4 VM, runs minutes apart).
         if (3 * stride <= accumulators && sp.co_tile > 3) {
+            if (6 * stride <= accumulators) {
+                branches.push_back({channels >= 3 && width >= 2 * lanes, 2 * lanes, 3, lanes});
+            }
             branches.push_back({channels >= 3 && width >= lanes, lanes, 3, lanes});
         }
         // Few channels (depthwise): one vector of positions, one channel. (Two vectors per tile made
@@ -97,6 +102,21 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
         // stride 2, 16 at 8, 3 at 2 padded to 2): unrolled, they leave no loop of two iterations
         // around each pair of FMAs. Depthwise layers (one input channel) have no channel loop to
         // speak of: their taps go innermost. Each is a specialization ahead of the general branch.
+        // Depthwise tiles read one input vector per phase and tap, at q + floor((ph + pad_begin) /
+        // s) - j: with pad_begin a run-time value that is a different address per phase (8 per tap
+        // at stride 8), which LLVM kept on the stack and reloaded before every FMA (fcn8s_upscore8:
+        // 32 input loads and 32 address reloads per 32 FMAs). The dispatcher passes pad_begin
+        // modulo the stride (moving the input's origin by the rest), and the full-vector depthwise
+        // tiles specialize the common residue: 0 at stride 8 (kernel 16, pad 0), 1 at stride 2
+        // (kernel 4, pad 1), where every phase's address is a constant offset from one.
+        // (2 threads, Zen 4 VM: fcn8s_upscore8 1.1-1.3 -> 0.67-0.8 ms, centernet_dla_dw
+        // 0.107-0.112 -> 0.080. The same for the tiles with many channels, whose input loads
+        // serve every channel of the tile, gained 2% on dcgan_l5 and nothing elsewhere.)
+        const int common_pad = stride == 2 ? 1 : 0;
+        const auto at_common_pad = [&](Branch c) {
+            c.cond = c.cond && pad_begin == common_pad;
+            return c;
+        };
         branches.clear();
         for (const Branch &b : distinct) {
             if (b.co_tile == 1) {
@@ -116,9 +136,12 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
                     Branch e = d2;
                     e.cond = d2.cond && width % b.q_tile == 0;
                     e.exact = true;
-                    branches.push_back(e);
-                    branches.push_back(d2);
+                    for (const Branch &c : {e, d2}) {
+                        if (b.q_tile == lanes) branches.push_back(at_common_pad(c));
+                        branches.push_back(c);
+                    }
                 }
+                if (b.q_tile == lanes) branches.push_back(at_common_pad(d));
                 branches.push_back(d);
             }
             Branch u = b;

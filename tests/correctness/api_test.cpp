@@ -844,20 +844,24 @@ static void add_outer_axis(deconv_ref::Problem &p, int64_t x, int64_t k, int64_t
 
 // Depthwise layers with two taps per phase along the innermost axis (kernel = 2 x stride, the
 // common upsampling) take the interleaved kernel's specialization with the taps innermost and
-// unrolled (in 2D, rows 16 long take the branch for rows a whole number of vectors long, rows 40
-// long the one with a shifted last tile); one and three taps per phase take the general branches
-// beside it.
+// unrolled; one and three taps per phase take the general branches beside it. In 2D/3D, rows 16
+// groups long take the branch for rows a whole number of vectors long; longer rows that are no
+// multiple of 16 groups (17 to 42 here) run their first multiple of 16 on it and the rest (2 to
+// 10 groups: scalar, or 4-lane tiles) in a second call (interleaved_exact_rows). Pads 0 at
+// stride 8 and 1 and 3 at stride 2 take the tiles specialized for a pad residue (with the input's
+// origin moved by the rest of the pad: 3 = 2 + 1), the other pads the general ones.
 TEST(InterleavedPhases, DepthwiseTwoTapsPerPhase) {
     int ran = 0;
     for (DType t : deconv_test::all_dtypes()) {
         if (!deconv_test::dtype_built(t)) continue;
         std::mt19937 rng(29);
-        for (int rank : {1, 2}) {
+        for (int rank : {1, 2, 3}) {
             if (!deconv_test::rank_built(rank)) continue;
             for (int64_t s : {2, 8})
                 for (int64_t k : {s, 2 * s, 2 * s + 1})
-                    for (int64_t x : {5, 16, 40})
-                        for (int64_t pb : {int64_t(0), int64_t(1), s - 1}) {
+                    for (int64_t x : {5, 16, 17, 40})
+                        for (int64_t pb : {int64_t(0), int64_t(1), s - 1, s + 1}) {
+                            if (rank == 3 && (k != 2 * s || x == 5)) continue;
                             deconv_ref::Problem p;
                             p.grouped = true;
                             p.input_shape = {2, 3, x};
@@ -865,7 +869,7 @@ TEST(InterleavedPhases, DepthwiseTwoTapsPerPhase) {
                             p.strides = {s};
                             p.pads_begin = {pb};
                             p.pads_end = {pb};
-                            if (rank == 2) add_outer_axis(p, 4, 4, 2, 1);
+                            for (int a = 1; a < rank; a++) add_outer_axis(p, a == 1 ? 4 : 3, 4, 2, 1);
                             EXPECT_TRUE(random_run_matches_reference(t, p, rng))
                                 << deconv_test::dt_str(t) << " " << deconv_ref::describe(p);
                             ran++;
