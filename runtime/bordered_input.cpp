@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 
 namespace deconv {
 namespace detail {
@@ -94,6 +95,25 @@ BorderedInput bordered_copy(BufferPool &pool, const uint8_t *src, const std::vec
     BorderedInput out = bordered_buffer(pool, shape, lo, hi, first_spatial, elem);
     copy_tensor(src, src_st, out.buffer.data() + out.origin * (int64_t)elem, out.strides, shape, elem);
     return out;
+}
+
+void copy_row_window(uint8_t *dst, const uint8_t *src, int64_t images, int64_t image_stride, int64_t channels,
+                     int64_t row_stride, int64_t extent, int64_t first, int64_t width, size_t elem) {
+    // The window's part inside the row: window indices [lo, hi).
+    const int64_t lo = std::min(std::max(-first, int64_t(0)), width);
+    const int64_t hi = std::min(std::max(extent - first, lo), width);
+    const size_t before = (size_t)lo * elem, inside = (size_t)(hi - lo) * elem;
+    const size_t row_bytes = (size_t)width * elem;
+    for (int64_t n = 0; n < images; n++) {
+        for (int64_t c = 0; c < channels; c++) {
+            uint8_t *d = dst + (size_t)(n * channels + c) * row_bytes;
+            std::memset(d, 0, before);
+            if (inside) {
+                std::memcpy(d + before, src + (n * image_stride + c * row_stride + first + lo) * (int64_t)elem, inside);
+            }
+            std::memset(d + before + inside, 0, row_bytes - before - inside);
+        }
+    }
 }
 
 }  // namespace detail

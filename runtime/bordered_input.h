@@ -60,5 +60,12 @@ BorderedInput bordered_copy(BufferPool &pool, const uint8_t *src, const std::vec
                             const std::vector<int64_t> &shape, const std::vector<int64_t> &lo,
                             const std::vector<int64_t> &hi, size_t first_spatial, size_t elem);
 
+// Edge windows of 1D layers (plan.cpp): positions [first, first + width) of every row of an NCX
+// input (images x channels rows: row (n, c) at src + n * image_stride + c * row_stride elements,
+// `extent` dense positions), zero outside [0, extent), into dst's dense rows of `width` elements.
+// Every element of dst is written.
+void copy_row_window(uint8_t *dst, const uint8_t *src, int64_t images, int64_t image_stride, int64_t channels,
+                     int64_t row_stride, int64_t extent, int64_t first, int64_t width, size_t elem);
+
 }  // namespace detail
 }  // namespace deconv

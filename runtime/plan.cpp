@@ -70,6 +70,15 @@ struct Plan::Impl {
     // kExactRowTile groups: run as their first whole multiple, which takes the kernel's exact-tile
     // branch, then the rest in a second call.
     bool interleaved_exact_rows = false;
+    // 1D layers on the interleaved kernel read the caller's input in place, not a bordered copy
+    // of it: the row's groups [left, left + middle) read inside the input, those before and after
+    // read zero-bordered copies of their input windows, on `kernel` (choose_edge_windows).
+    // middle = 0: the layer reads a whole bordered copy.
+    struct EdgeWindows {
+        int64_t left = 0, middle = 0;
+        int64_t read_lo = 0, read_hi = 0;  // group q reads input [q + read_lo, q + read_hi]
+        const detail::KernelEntry *kernel = nullptr;
+    } edges;
     // 3D layers on the blocked interleaved kernel: the input copy lays the channel axis out
     // between the innermost axis and the outer ones (bordered_buffer), and every run makes one,
     // margins or not (see choose_bordered_input).
@@ -865,6 +874,35 @@ bool prefers_blocked_interleave(const Plan::Impl &p) {
                                   p.out_spatial[in], lo, hi);
 }
 
+// Edge windows (Plan::Impl::edges) for 1D layers on the interleaved kernel whose input needs
+// margins: the whole bordered copy moved every input byte once more per run (hifigan_up3: 13 MB,
+// 6% of its samples in memmove). The edges run on the plain interleaved kernel, each at least
+// kEdgeMinGroups wide so that it takes the kernel's vector tiles; the blocked kernel's part is a
+// whole number of its row tiles.
+constexpr int64_t kEdgeMinGroups = 16;
+
+void choose_edge_windows(Plan::Impl &p, bool blocked) {
+    const detail::OpGeometry &geo = p.geo;
+    if (geo.rank != 1 || !p.interleaved_kernel || !p.border_copy || p.channels_in_rows || !p.kernel ||
+        geo.data_format != DataFormat::NCX || switched_off("DECONV_EDGE_WINDOWS"))
+        return;
+    const int64_t s = p.info.strides[0], pad = p.info.pads_begin[0], x = geo.in_spatial[0];
+    const int64_t groups = p.out_spatial[0] / s;
+    int64_t taps = 0;
+    for (const AxisPhase &a : p.phases[0]) taps = std::max(taps, a.tap_count);
+    // Group q of phase ph reads input q + floor((ph + pad) / s) - j, j < taps (border_margins).
+    Plan::Impl::EdgeWindows e;
+    e.read_lo = detail::floor_div(pad, s) - (taps - 1);
+    e.read_hi = detail::floor_div(s - 1 + pad, s);
+    const int64_t inside_first = std::min(std::max(-e.read_lo, int64_t(0)), groups);
+    const int64_t inside_end = std::min(std::max(x - e.read_hi, int64_t(0)), groups);
+    e.left = std::min(groups, std::max(inside_first, kEdgeMinGroups));
+    e.middle = std::min(inside_end, groups - kEdgeMinGroups) - e.left;
+    if (blocked) e.middle = e.middle / kBlockedRowTile * kBlockedRowTile;
+    e.kernel = blocked ? interleaved_kernel_for(p, false, false) : p.interleaved_kernel;
+    if (e.middle >= kEdgeMinGroups && e.kernel) p.edges = e;
+}
+
 // Whether a CPU backprop layer reads a zero-bordered input copy, and whether it runs the
 // interleaved kernel (both need the phases).
 void choose_bordered_input(Plan::Impl &p) {
@@ -914,6 +952,7 @@ void choose_bordered_input(Plan::Impl &p) {
                 // contiguous run itself is what helps. In 2D it lost (unet_up4, whose input needs
                 // no margins and so no copy otherwise, 18.1 -> 21.6; 192x192 15.3 -> 16.7): 3D only.
                 p.channels_in_rows = interleave && blocked && rank == 3 && !switched_off("DECONV_CHANNELS_IN_ROWS");
+                choose_edge_windows(p, blocked);
             }
         }
     }
@@ -1563,10 +1602,12 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
     // not is repacked, into the zero-bordered copy when the layer reads one (any layout: the
     // channels-first data of a layer run on channels-last kernels is transposed there).
     const void *in_data = input.data;
-    const bool bordered = !p.border_lo.empty();
+    // Edge windows (Plan::Impl::EdgeWindows) read the caller's input where it is dense.
+    const bool edge_windows = p.edges.middle > 0 && in_st.back() == 1 && out_st.back() == 1;
+    const bool bordered = !p.border_lo.empty() && !edge_windows;
     const std::vector<int64_t> caller_in_st = in_st;
     const size_t first_spatial = fmt == DataFormat::NXC ? 1 : 2;
-    const bool copies_input = p.border_copy || p.channels_in_rows || in_st.back() != 1;
+    const bool copies_input = (p.border_copy && !edge_windows) || p.channels_in_rows || in_st.back() != 1;
     // Channels-last kernels store channel vectors: an output whose channels are not adjacent is
     // computed densely into a buffer the plan keeps, then copied (validation is complete, so
     // nothing partial is written).
@@ -1726,12 +1767,19 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                     // the plain one the rest (interleaved_tail_kernel); depthwise rows run their first
                     // multiple of kExactRowTile groups, then the rest (interleaved_exact_rows). The
                     // input's origin moves by the groups before.
+                    // Edge windows: the groups before and after the middle read their windows' copies.
                     struct RowPart {
                         int64_t q0, count;
                         const detail::KernelEntry *kernel;
+                        bool window = false;
                     };
-                    RowPart parts[2] = {{0, groups, p.interleaved_kernel}, {0, 0, nullptr}};
-                    if (p.interleaved_tail_kernel) {
+                    RowPart parts[3] = {{0, groups, p.interleaved_kernel}, {0, 0, nullptr}, {0, 0, nullptr}};
+                    if (edge_windows) {
+                        const int64_t right = p.edges.left + p.edges.middle;
+                        parts[0] = {0, p.edges.left, p.edges.kernel, true};
+                        parts[1] = {p.edges.left, p.edges.middle, p.interleaved_kernel};
+                        parts[2] = {right, groups - right, p.edges.kernel, true};
+                    } else if (p.interleaved_tail_kernel) {
                         const int64_t head = groups / kBlockedRowTile * kBlockedRowTile;
                         parts[0].count = head;
                         parts[1] = {head, groups - head, p.interleaved_tail_kernel};
@@ -1750,7 +1798,22 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                         halide_dimension_t id[6];
                         std::copy(in_dims, in_dims + dims, id);
                         id[dd(0)].min -= (int32_t)(q0 + pad_rest);
-                        KernelBuffers b(p.dtype, dims + 1, in_base, iw.data.data() + (iw_off + iw_shift) * (int64_t)elem,
+                        const uint8_t *part_in = in_base;
+                        std::optional<detail::BufferPool::Lease> window;
+                        if (part.window) {
+                            // Input [q0 + read_lo, q0 + count + read_hi) of every row (n, c), zero
+                            // outside the input; coordinate v of the kernel is input v + q0 + pad_rest.
+                            const int64_t first = q0 + p.edges.read_lo, width = part.count + p.edges.read_hi - p.edges.read_lo;
+                            window.emplace(p.bordered_pool.take((size_t)(nn * gn * geo.c_in * width) * elem));
+                            detail::copy_row_window(window->data(), in_base, nn, in_nc[0], gn * geo.c_in, in_nc[1],
+                                                    geo.in_spatial[0], first, width, elem);
+                            part_in = window->data();
+                            set_dim(id[0], (int32_t)(first - q0 - pad_rest), width, 1);
+                            set_dim(id[1], 0, geo.c_in, width);
+                            set_dim(id[2], 0, gn, geo.c_in * width);
+                            set_dim(id[3], 0, nn, gn * geo.c_in * width);
+                        }
+                        KernelBuffers b(p.dtype, dims + 1, part_in, iw.data.data() + (iw_off + iw_shift) * (int64_t)elem,
                                         out_base + q0 * s_in * (int64_t)elem, id, iw_dims, io_dims);
                         b.in.dimensions = dims;
                         const int rc = k->as<detail::InterleavedKernelFn>()((int32_t)(pad - pad_rest * s_in),

@@ -1117,6 +1117,38 @@ TEST(InterleavedPhases, ShortPhaseSkipsItsMissingTap) {
     EXPECT_GT(ran, 0);
 }
 
+// 1D layers on the interleaved kernel whose rows hold 48 or more groups read the caller's input in
+// place, their first and last groups (16 or more each) zero-bordered copies of their input
+// windows (runtime/plan.cpp, choose_edge_windows): the plain kernel (1 and 4 output channels,
+// depthwise) and the blocked one (16 channels: a middle of whole 32-group tiles, so wider right
+// edges), strides 2 and 8, kernels of 1-3 taps per phase, pads 0 to past the kernel (windows
+// wholly outside the input), pads_end that leave outputs past the last whole group (the bounded
+// phase kernel's), batch and groups.
+TEST(InterleavedPhases, EdgeWindowsOfLongRows) {
+    int ran = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t) || !deconv_test::rank_built(1)) continue;
+        std::mt19937 rng(37);
+        for (int64_t s : {2, 8})
+            for (auto [ci, co] : {std::pair<int64_t, int64_t>{1, 1}, {3, 4}, {5, 16}})
+                for (int64_t k : {s, 2 * s, 2 * s + 1, 3 * s})
+                    for (int64_t pb : {int64_t(0), int64_t(1), s + 1, 3 * s + 2}) {
+                        const int64_t x = s == 2 ? 131 : 61;
+                        deconv_ref::Problem p;
+                        p.grouped = true;
+                        p.input_shape = {2, 2 * ci, x};
+                        p.filter_shape = {2, ci, co, k};
+                        p.strides = {s};
+                        p.pads_begin = {pb};
+                        p.pads_end = {(pb + k) % 3};
+                        EXPECT_TRUE(random_run_matches_reference(t, p, rng))
+                            << deconv_test::dt_str(t) << " " << deconv_ref::describe(p);
+                        ran++;
+                    }
+    }
+    EXPECT_GT(ran, 0);
+}
+
 // Layers with few output channels whose innermost axis has stride 2 or 8 run every phase of that
 // axis in one interleaved kernel call over a zero-bordered input copy; the outputs past the last
 // whole group of s (Y mod s of them) run on the phase kernel. Every pad (phase order and reach
