@@ -1085,7 +1085,7 @@ TEST(Bf16DotProducts, ChannelsFirstLayersThroughChannelsLast) {
 // interleaved kernel's short-phase variant leaves that tap out of the reduction
 // (phase_conv_interleaved_s2_short0, runtime/plan.cpp interleaved_kernel_for). Every branch of its
 // schedule: rows of 40, 20, 6 and 3 groups (two-vector, one-vector, 4-lane and scalar tiles),
-// 1 (depthwise, taps innermost; in 2D/3D with two taps on axis 1 too), 3 and 9 output channels,
+// 1 (depthwise, taps innermost; in 2D/3D with two taps on axis 1 too), 2, 3 and 9 output channels,
 // kernels 3 (two taps, unrolled) and 5 (three: the general branch), pads 1 and 3, ranks 1-3.
 TEST(InterleavedPhases, ShortPhaseSkipsItsMissingTap) {
     int ran = 0;
@@ -1095,7 +1095,7 @@ TEST(InterleavedPhases, ShortPhaseSkipsItsMissingTap) {
         for (int rank = 1; rank <= 3; rank++) {
             if (!deconv_test::rank_built(rank)) continue;
             for (int64_t x : {40, 20, 6, 3})
-                for (auto [ci, co] : {std::pair<int64_t, int64_t>{1, 1}, {5, 3}, {2, 9}})
+                for (auto [ci, co] : {std::pair<int64_t, int64_t>{1, 1}, {5, 3}, {2, 9}, {5, 2}})
                     for (auto [k, pb] : {std::pair<int64_t, int64_t>{3, 1}, {5, 1}, {5, 3}}) {
                         if (rank == 3 && x != 20) continue;
                         deconv_ref::Problem p;
