@@ -679,6 +679,7 @@ def error_bad_suite(ctx):
     json.dump({"layers": [layer]}, open(ctx.path("ok.json"), "w"))
     ctx.expect_error(["bench", "--suite", "ok.json", "--only", "zz"], 1, ["zz"])
     ctx.expect_error(["bench", "--suite", "ok.json", "--repeats", "0"], 1, ["--repeats"])
+    ctx.expect_error(["bench", "--suite", "ok.json", "--peak-gflops", "0"], 1, ["--peak-gflops", "'0'"])
 
 
 # ------------------------------------------------------------------------------------------
@@ -693,6 +694,15 @@ def bench_single_and_suite(ctx):
     assert l["output_shape"] == [1, 8, 23, 23], l
     assert l["ms_median"] > 0 and l["gflops"] > 0 and 0 < l["roofline_pct"], l
     assert l["macs"] == 1 * 8 * 4 * 12 * 12 * 9, l["macs"]
+    # The roofline's compute peak, measured on this CPU when not named: a positive figure, and
+    # each layer's share of the roofline is its time against that peak's.
+    assert j["peak_gflops_measured"] is True and j["peak_gflops"] > 0, j
+    roof_ms = max(2 * l["macs"] / (j["peak_gflops"] * 1e9), l["bytes"] / (j["peak_gbps"] * 1e9)) * 1e3
+    assert abs(l["roofline_pct"] - roof_ms / l["ms_median"] * 100) < 1e-6 * l["roofline_pct"] + 1e-9, l
+    p = ctx.run_kernel("bench", "--desc", "g2mb1ic8ih12oc8kh3sh2ph1", "--repeats", "1", "--warmup", "0",
+                       "--peak-gflops", "123", "--json", "--no-onednn")
+    j = json.loads(p.stdout)
+    assert j["peak_gflops"] == 123 and j["peak_gflops_measured"] is False, j
     if j["onednn_version"]:
         d = l["onednn"]
         assert d["ms_median"] > 0 and d["dtype"] == "f32", d

@@ -15,6 +15,7 @@
 #include "errors.h"
 #include "host_tensor.h"
 #include "onednn_baseline.h"
+#include "peak_flops.h"
 #include "timing.h"
 
 // The Halide runtime linked into the library exports this; weak so that a build without it
@@ -94,7 +95,7 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
     if (opt.warmup < 0) throw UsageError("--warmup " + std::to_string(opt.warmup) + ": must be at least 0");
     if (!(opt.warmup_ms >= 0)) throw UsageError("--warmup-ms " + fmt("%g", opt.warmup_ms) + ": must be at least 0");
     if (opt.budget_s < 0) throw UsageError("--max-seconds must not be negative");
-    if (!(opt.peak_gflops > 0)) throw UsageError("--peak-gflops must be positive");
+    if (!(opt.peak_gflops >= 0)) throw UsageError("--peak-gflops must be positive");
     if (!(opt.peak_gbps > 0)) throw UsageError("--peak-gbps must be positive");
     for (const std::string &name : opt.only) {
         if (std::none_of(layers.begin(), layers.end(), [&](const LayerSpec &l) { return l.name == name; }))
@@ -212,9 +213,6 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
                               fmt("%g", opt.budget_s));
         const double secs = r.ours.median_ms / 1e3;
         r.gflops = secs > 0 ? 2.0 * r.macs / secs / 1e9 : 0;
-        const double t_roof = std::max(2.0 * r.macs / (opt.peak_gflops * 1e9),
-                                       static_cast<double>(r.bytes) / (opt.peak_gbps * 1e9));
-        r.roofline_pct = secs > 0 ? t_roof / secs * 100.0 : 0;
 #if defined(DECONV_HAVE_ONEDNN)
         if (with_onednn) {
             progress.show(i, rows.size(), l.name, "oneDNN");
@@ -245,6 +243,21 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
     }
     progress.done();
 
+    // The roofline's compute peak: named, else measured with the bench's threads once the layers
+    // are timed (its threads and their stacks then leave the timed runs alone). CPU targets; a
+    // CUDA target's roofline takes kUnmeasuredPeakGflops unless --peak-gflops names its GPU's.
+    const int hw_threads = static_cast<int>(std::thread::hardware_concurrency());
+    const bool peak_measured = !(opt.peak_gflops > 0) && opt.exec.device == deconv::Device::CPU;
+    const double peak_gflops = opt.peak_gflops > 0 ? opt.peak_gflops
+                               : peak_measured ? measure_fp32_peak_gflops(opt.threads > 0 ? opt.threads : hw_threads)
+                                               : kUnmeasuredPeakGflops;
+    for (Row &r : rows) {
+        const double secs = r.ours.median_ms / 1e3;
+        const double t_roof = std::max(2.0 * r.macs / (peak_gflops * 1e9),
+                                       static_cast<double>(r.bytes) / (opt.peak_gbps * 1e9));
+        r.roofline_pct = r.ran && secs > 0 ? t_roof / secs * 100.0 : 0;
+    }
+
     // Phase 3: report.
     std::vector<double> g_gflops, g_roof, g_ratio;
     for (const Row &r : rows) {
@@ -253,7 +266,6 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
         if (r.roofline_pct > 0) g_roof.push_back(r.roofline_pct);
         if (r.dnn_ran && r.ratio > 0) g_ratio.push_back(r.ratio);
     }
-    const int hw_threads = static_cast<int>(std::thread::hardware_concurrency());
     const std::string dnn_version =
 #if defined(DECONV_HAVE_ONEDNN)
         onednn_version();
@@ -273,7 +285,8 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
         j["warmup"] = opt.warmup;
         j["warmup_ms"] = opt.warmup_ms;
         j["repeats"] = opt.repeats;
-        j["peak_gflops"] = opt.peak_gflops;
+        j["peak_gflops"] = peak_gflops;
+        j["peak_gflops_measured"] = peak_measured;
         j["peak_gbps"] = opt.peak_gbps;
         j["skipped_scale_layers"] = skipped_scale;
         json arr = json::array();
@@ -347,8 +360,8 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
         << ", threads "
         << (opt.threads > 0 ? std::to_string(opt.threads) : std::to_string(hw_threads) + " (default)")
         << ", oneDNN " << (with_onednn ? dnn_version : std::string("not compared")) << ", warmup "
-        << opt.warmup << " (>= " << fmt("%g", opt.warmup_ms) << " ms), repeats " << opt.repeats << ", roofline " << opt.peak_gflops
-        << " GFLOP/s / " << opt.peak_gbps << " GB/s\n\n";
+        << opt.warmup << " (>= " << fmt("%g", opt.warmup_ms) << " ms), repeats " << opt.repeats << ", roofline " << fmt("%.0f", peak_gflops)
+        << " GFLOP/s" << (peak_measured ? " (measured FP32 FMA peak)" : "") << " / " << opt.peak_gbps << " GB/s\n\n";
     char line[512];
     std::snprintf(line, sizeof line, "%-18s %-5s %-4s %10s %10s %7s %8s %6s", "layer", "dtype",
                   "lay", "ms", "min ms", "spread", "GFLOP/s", "roof%");

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 #include <new>
+#include <cstdlib>
 #include <string>
 
 #include "commands.h"
@@ -188,7 +189,17 @@ int main(int argc, char **argv) {
         "Pack the filter inside every timed run (default: once, Plan::pack_filter, as oneDNN's weights)")->group("Bench");
     bench_cmd->add_flag("--json", bench.bench.json, "Machine-readable output on stdout")->group("Bench");
     bench_cmd->add_option("--seed", bench.bench.seed, "Seed of the random data (default 1)")->type_name("N")->group("Bench");
-    bench_cmd->add_option("--peak-gflops", bench.bench.peak_gflops, "Roofline compute peak (default 380)")->type_name("X")->group("Bench");
+    bench_cmd->add_option("--peak-gflops", bench.bench.peak_gflops,
+        "Roofline compute peak (default: this CPU's FP32 FMA peak, measured with --threads threads; 380 for --target cuda)")
+        ->type_name("X")
+        ->check(CLI::Validator(
+            [](std::string &v) {
+                char *end = nullptr;
+                const double x = std::strtod(v.c_str(), &end);
+                return end && *end == '\0' && x > 0 ? std::string() : "must be a positive number, got '" + v + "'";
+            },
+            ""))
+        ->group("Bench");
     bench_cmd->add_option("--peak-gbps", bench.bench.peak_gbps, "Roofline memory bandwidth, GB/s (default 41)")->type_name("X")->group("Bench");
     bench_cmd->footer(kBenchFooter);
 
