@@ -832,6 +832,20 @@ TEST(ScheduleBranches, TwoRowTilesOfNarrowRows) {
     EXPECT_GT(ran, 0);
 }
 
+// A grouped 1D layer: n images of `groups` groups of ci -> co channels, x inputs, kernel k,
+// stride s, pads pb and pe.
+static deconv_ref::Problem grouped_1d(int64_t n, int64_t groups, int64_t ci, int64_t co, int64_t x, int64_t k,
+                                      int64_t s, int64_t pb, int64_t pe) {
+    deconv_ref::Problem p;
+    p.grouped = true;
+    p.input_shape = {n, groups * ci, x};
+    p.filter_shape = {groups, ci, co, k};
+    p.strides = {s};
+    p.pads_begin = {pb};
+    p.pads_end = {pe};
+    return p;
+}
+
 // Makes a grouped 1D problem 2D: an outer spatial axis of `x` inputs, kernel `k`, stride `s`
 // and pad `pad` on both sides.
 static void add_outer_axis(deconv_ref::Problem &p, int64_t x, int64_t k, int64_t s, int64_t pad) {
@@ -862,13 +876,7 @@ TEST(InterleavedPhases, DepthwiseTwoTapsPerPhase) {
                     for (int64_t x : {5, 16, 17, 40})
                         for (int64_t pb : {int64_t(0), int64_t(1), s - 1, s + 1}) {
                             if (rank == 3 && (k != 2 * s || x == 5)) continue;
-                            deconv_ref::Problem p;
-                            p.grouped = true;
-                            p.input_shape = {2, 3, x};
-                            p.filter_shape = {3, 1, 1, k};
-                            p.strides = {s};
-                            p.pads_begin = {pb};
-                            p.pads_end = {pb};
+                            deconv_ref::Problem p = grouped_1d(2, 3, 1, 1, x, k, s, pb, pb);
                             for (int a = 1; a < rank; a++) add_outer_axis(p, a == 1 ? 4 : 3, 4, 2, 1);
                             EXPECT_TRUE(random_run_matches_reference(t, p, rng))
                                 << deconv_test::dt_str(t) << " " << deconv_ref::describe(p);
@@ -903,13 +911,7 @@ TEST(InterleavedPhases, ManyChannelsInBlocks) {
                     for (auto [ci, x] : {std::pair<int64_t, int64_t>{5, 40}, {5, 1100}, {160, 40}}) {
                         if ((rank > 1 && x > 40) || (rank == 3 && ci > 5)) continue;
                         const int64_t pb = k == 2 ? 0 : co == 16 ? 1 : 2, groups = ci == 5 ? 2 : 1;
-                        deconv_ref::Problem p;
-                        p.grouped = true;
-                        p.input_shape = {groups, groups * ci, x};
-                        p.filter_shape = {groups, ci, co, k};
-                        p.strides = {2};
-                        p.pads_begin = {pb};
-                        p.pads_end = {pb};
+                        deconv_ref::Problem p = grouped_1d(groups, groups, ci, co, x, k, 2, pb, pb);
                         for (int a = 1; a < rank; a++) add_outer_axis(p, a == 1 ? 12 : 3, k, 2, pb);
                         EXPECT_TRUE(random_run_matches_reference(t, p, rng))
                             << deconv_test::dt_str(t) << " " << deconv_ref::describe(p);
@@ -933,13 +935,7 @@ TEST(ChannelBlocks, NarrowRowsAcrossBlocks) {
         for (int64_t co : {129, 200, 400})
             for (int64_t x : {2, 3}) {
                 const int64_t groups = co == 200 ? 2 : 1;
-                deconv_ref::Problem p;
-                p.grouped = true;
-                p.input_shape = {2, groups * 70, x};
-                p.filter_shape = {groups, 70, co, 4};
-                p.strides = {2};
-                p.pads_begin = {1};
-                p.pads_end = {1};
+                deconv_ref::Problem p = grouped_1d(2, groups, 70, co, x, 4, 2, 1, 1);
                 add_outer_axis(p, 3, 4, 2, 1);
                 EXPECT_TRUE(random_run_matches_reference(t, p, rng)) << deconv_test::dt_str(t) << " " << deconv_ref::describe(p);
                 ran++;
@@ -1098,13 +1094,7 @@ TEST(InterleavedPhases, ShortPhaseSkipsItsMissingTap) {
                 for (auto [ci, co] : {std::pair<int64_t, int64_t>{1, 1}, {5, 3}, {2, 9}, {5, 2}})
                     for (auto [k, pb] : {std::pair<int64_t, int64_t>{3, 1}, {5, 1}, {5, 3}}) {
                         if (rank == 3 && x != 20) continue;
-                        deconv_ref::Problem p;
-                        p.grouped = true;
-                        p.input_shape = {2, 2 * ci, x};
-                        p.filter_shape = {2, ci, co, k};
-                        p.strides = {2};
-                        p.pads_begin = {pb};
-                        p.pads_end = {pb - 1};
+                        deconv_ref::Problem p = grouped_1d(2, 2, ci, co, x, k, 2, pb, pb - 1);
                         for (int a = 1; a < rank; a++) add_outer_axis(p, a == 1 ? 5 : 2, a == 1 ? 4 : 3, 2, 1);
                         p.output_padding.assign(rank, 0);
                         p.output_padding.back() = 1;
@@ -1134,13 +1124,7 @@ TEST(InterleavedPhases, EdgeWindowsOfLongRows) {
                 for (int64_t k : {s, 2 * s, 2 * s + 1, 3 * s})
                     for (int64_t pb : {int64_t(0), int64_t(1), s + 1, 3 * s + 2}) {
                         const int64_t x = s == 2 ? 131 : 61;
-                        deconv_ref::Problem p;
-                        p.grouped = true;
-                        p.input_shape = {2, 2 * ci, x};
-                        p.filter_shape = {2, ci, co, k};
-                        p.strides = {s};
-                        p.pads_begin = {pb};
-                        p.pads_end = {(pb + k) % 3};
+                        deconv_ref::Problem p = grouped_1d(2, 2, ci, co, x, k, s, pb, (pb + k) % 3);
                         EXPECT_TRUE(random_run_matches_reference(t, p, rng))
                             << deconv_test::dt_str(t) << " " << deconv_ref::describe(p);
                         ran++;
