@@ -35,6 +35,11 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
     if (sp.vectors <= 0) sp.vectors = 1;
     if (sp.co_tile <= 0) sp.co_tile = std::max(1, accumulators / stride);
     const int rank = (int)p.q.size();
+    // The few-channel tiles below (RGB and two-channel tiles, pad-residue copies of the depthwise
+    // ones) were tuned on f32 accumulators (f32, f16, bf16 layers); 64-bit and integer
+    // accumulators keep the general branches: with them, LLVM took 3 minutes per SSE4.1 variant
+    // of the 2D i32 kernel (Int(64) accumulators), 5 seconds without.
+    const bool few_channel_tiles = acc_t == Halide::Float(32);
     const int lanes = target.natural_vector_size(acc_t);
     const int qt = lanes * sp.vectors;
 
@@ -74,7 +79,7 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
         // of positions where the row holds them (12 accumulators: each weight broadcast serves two
         // FMAs): dcgan_l5 6.0-6.2 -> 3.7-3.9 ms (2 threads, Zen 4 VM, runs minutes apart).
         if (3 * stride <= accumulators && sp.co_tile > 3) {
-            if (6 * stride <= accumulators) {
+            if (6 * stride <= accumulators && few_channel_tiles) {
                 branches.push_back({channels >= 3 && width >= 2 * lanes, 2 * lanes, 3, lanes});
             }
             branches.push_back({channels >= 3 && width >= lanes, lanes, 3, lanes});
@@ -83,7 +88,7 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
         // accumulators left the FMAs waiting on their latency. Two channels, and two vectors of
         // positions where the row holds them and the registers allow (2 threads, Zen 4 VM,
         // alternating runs: ov_spec_2d 0.80 -> 0.365 ms, ov_spec_1d 3.6 -> 2.35 us).
-        if (2 * stride <= accumulators && sp.co_tile > 2) {
+        if (2 * stride <= accumulators && sp.co_tile > 2 && few_channel_tiles) {
             if (4 * stride <= accumulators) {
                 branches.push_back({channels >= 2 && width >= 2 * lanes, 2 * lanes, 2, lanes});
             }
@@ -147,11 +152,11 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
                     e.cond = d2.cond && width % b.q_tile == 0;
                     e.exact = true;
                     for (const Branch &c : {e, d2}) {
-                        if (b.q_tile == lanes) branches.push_back(at_common_pad(c));
+                        if (b.q_tile == lanes && few_channel_tiles) branches.push_back(at_common_pad(c));
                         branches.push_back(c);
                     }
                 }
-                if (b.q_tile == lanes) branches.push_back(at_common_pad(d));
+                if (b.q_tile == lanes && few_channel_tiles) branches.push_back(at_common_pad(d));
                 branches.push_back(d);
             }
             Branch u = b;
