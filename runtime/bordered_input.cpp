@@ -10,6 +10,10 @@
 namespace deconv {
 namespace detail {
 
+InterleavedReach interleaved_reach(int64_t s, int64_t pad_begin, int64_t taps) {
+    return {floor_div(pad_begin, s) - (taps - 1), floor_div(s - 1 + pad_begin, s)};
+}
+
 bool border_margins(const std::vector<std::vector<AxisPhase>> &phases, const OpGeometry &geo, size_t elem,
                     int64_t interleave, int64_t inner_pad_begin, int64_t inner_out, std::vector<int64_t> &lo,
                     std::vector<int64_t> &hi) {
@@ -26,8 +30,9 @@ bool border_margins(const std::vector<std::vector<AxisPhase>> &phases, const OpG
         }
         if (interleave && i == geo.rank - 1) {
             const int64_t s = interleave;
-            lo[i] = std::max(lo[i], most_taps - 1 - floor_div(inner_pad_begin, s));
-            hi[i] = std::max(hi[i], inner_out / s - 1 + floor_div(s - 1 + inner_pad_begin, s) - (geo.in_spatial[i] - 1));
+            const InterleavedReach reach = interleaved_reach(s, inner_pad_begin, most_taps);
+            lo[i] = std::max(lo[i], -reach.lo);
+            hi[i] = std::max(hi[i], inner_out / s - 1 + reach.hi - (geo.in_spatial[i] - 1));
         }
         const int64_t extent = geo.in_spatial[i] + lo[i] + hi[i];
         if (extent > INT32_MAX || bytes > kMaxBorderedInputBytes) return false;

@@ -20,11 +20,18 @@ namespace detail {
 // kernel on the caller's buffer, so the spec's 3D example keeps its memory at the tensors' size.
 constexpr int64_t kMaxBorderedInputBytes = int64_t(64) << 20;
 
+// What the interleaved kernel reads along the innermost axis (stride s, dilation 1, `taps` the
+// most taps of a phase): group q of phase ph < s reads q + floor((ph + pad_begin) / s) - j for
+// j < taps, so every phase of group q reads inside [q + lo, q + hi].
+struct InterleavedReach {
+    int64_t lo, hi;
+};
+InterleavedReach interleaved_reach(int64_t s, int64_t pad_begin, int64_t taps);
+
 // Margins (before, after) each spatial axis (spec order) needs so that every tap of every phase
 // reads inside a zero-bordered copy of the input; false when the copy would be too large.
 // `interleave` (the innermost axis's stride s, 0: none): also what the interleaved kernel reads
-// there (dilation 1): group q of phase ph < s reads q + floor((ph + pad_begin) / s) - j for every
-// j below the most taps of a phase (the packed filter gives the shorter phases zero taps).
+// there (interleaved_reach; the packed filter gives the shorter phases zero taps).
 bool border_margins(const std::vector<std::vector<AxisPhase>> &phases, const OpGeometry &geo, size_t elem,
                     int64_t interleave, int64_t inner_pad_begin, int64_t inner_out, std::vector<int64_t> &lo,
                     std::vector<int64_t> &hi);

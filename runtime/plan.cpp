@@ -76,7 +76,7 @@ struct Plan::Impl {
     // middle = 0: the layer reads a whole bordered copy.
     struct EdgeWindows {
         int64_t left = 0, middle = 0;
-        int64_t read_lo = 0, read_hi = 0;  // group q reads input [q + read_lo, q + read_hi]
+        detail::InterleavedReach reach{0, 0};  // group q reads input [q + reach.lo, q + reach.hi]
         const detail::KernelEntry *kernel = nullptr;
     } edges;
     // 3D layers on the blocked interleaved kernel: the input copy lays the channel axis out
@@ -890,12 +890,10 @@ void choose_edge_windows(Plan::Impl &p, bool blocked) {
     const int64_t groups = p.out_spatial[0] / s;
     int64_t taps = 0;
     for (const AxisPhase &a : p.phases[0]) taps = std::max(taps, a.tap_count);
-    // Group q of phase ph reads input q + floor((ph + pad) / s) - j, j < taps (border_margins).
     Plan::Impl::EdgeWindows e;
-    e.read_lo = detail::floor_div(pad, s) - (taps - 1);
-    e.read_hi = detail::floor_div(s - 1 + pad, s);
-    const int64_t inside_first = std::min(std::max(-e.read_lo, int64_t(0)), groups);
-    const int64_t inside_end = std::min(std::max(x - e.read_hi, int64_t(0)), groups);
+    e.reach = detail::interleaved_reach(s, pad, taps);
+    const int64_t inside_first = std::min(std::max(-e.reach.lo, int64_t(0)), groups);
+    const int64_t inside_end = std::min(std::max(x - e.reach.hi, int64_t(0)), groups);
     e.left = std::min(groups, std::max(inside_first, kEdgeMinGroups));
     e.middle = std::min(inside_end, groups - kEdgeMinGroups) - e.left;
     if (blocked) e.middle = e.middle / kBlockedRowTile * kBlockedRowTile;
@@ -1787,23 +1785,24 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                         parts[0].count = groups / kExactRowTile * kExactRowTile;
                         parts[1] = {parts[0].count, groups - parts[0].count, p.interleaved_kernel};
                     }
+                    // pads_begin modulo the stride, the rest of it in the input's origin (the
+                    // kernel specializes the common residues: cpu_interleaved_schedule.h).
+                    const int64_t pad = p.info.pads_begin[in], pad_rest = detail::floor_div(pad, s_in);
                     for (const RowPart &part : parts) {
                         if (part.count == 0) continue;
                         const int64_t q0 = part.q0;
                         const detail::KernelEntry *k = part.kernel;
                         io_dims[1].extent = (int32_t)part.count;
-                        // pads_begin modulo the stride, the rest of it in the input's origin (the
-                        // kernel specializes the common residues: cpu_interleaved_schedule.h).
-                        const int64_t pad = p.info.pads_begin[in], pad_rest = detail::floor_div(pad, s_in);
                         halide_dimension_t id[6];
                         std::copy(in_dims, in_dims + dims, id);
                         id[dd(0)].min -= (int32_t)(q0 + pad_rest);
                         const uint8_t *part_in = in_base;
                         std::optional<detail::BufferPool::Lease> window;
                         if (part.window) {
-                            // Input [q0 + read_lo, q0 + count + read_hi) of every row (n, c), zero
+                            // Input [q0 + reach.lo, q0 + count + reach.hi) of every row (n, c), zero
                             // outside the input; coordinate v of the kernel is input v + q0 + pad_rest.
-                            const int64_t first = q0 + p.edges.read_lo, width = part.count + p.edges.read_hi - p.edges.read_lo;
+                            const int64_t first = q0 + p.edges.reach.lo;
+                            const int64_t width = part.count + p.edges.reach.hi - p.edges.reach.lo;
                             window.emplace(p.bordered_pool.take((size_t)(nn * gn * geo.c_in * width) * elem));
                             detail::copy_row_window(window->data(), in_base, nn, in_nc[0], gn * geo.c_in, in_nc[1],
                                                     geo.in_spatial[0], first, width, elem);

@@ -3,9 +3,9 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <new>
-#include <cstdlib>
 #include <string>
 
 #include "commands.h"
