@@ -60,6 +60,7 @@ struct Plan::Impl {
     bool border_copy = false;  // some margin is non-zero: each run copies the input into one
     mutable detail::BufferPool bordered_pool;  // the copies' buffers, kept between runs
     mutable detail::BufferPool output_pool;    // dense outputs of channels-last kernels (see run_cpu)
+    mutable detail::BufferPool slab_pool;      // their row slabs' buffers, one per task (see run_cpu)
     // Bordered layers whose innermost axis has stride 2 or 8 (dilation 1) run all of its phases
     // together, stored as dense rows (deconv_phase_conv_interleaved); null otherwise.
     const detail::KernelEntry *interleaved_kernel = nullptr;
@@ -1390,11 +1391,22 @@ constexpr int64_t kSliceMaxGrowth = 4;  // output elements per input element, at
 constexpr int64_t kSliceMaxFilterBytes = 512 * 1024;  // either kind of slice
 constexpr int64_t kSliceOutputBytes = 512 * 1024;
 
+// Row slabs: channels-first layers of one or a few images on the channels-last kernels (vnet_up_3x3x3)
+// run in slabs of rows of the outermost output axis: each computes its rows of every phase into a
+// buffer of its own (kSliceOutputBytes at most, so it stays in L2) and transposes them into the
+// caller's output at once. Whole, the kernels wrote the channels-last result to memory and the
+// transpose read it back from there (vnet_up_3x3x3: 14 MB each way, 15% of its samples in the
+// transpose). The input is transposed whole first (the slabs' input rows overlap). Under the
+// same filter bound as the other slices (centernet_up3's 4 MiB would stream from L3 per slab).
+// DECONV_ROW_SLABS=0 turns them off, =N makes them N rows each (for measuring and testing).
+
 // How a layer runs in slices: `tasks` == 0, whole; else `tasks` slices over `units`, (image,
-// group) pairs or, when `images`, whole images.
+// group) pairs or, when `images`, whole images, or when `slab_rows` > 0, (image, slab) pairs of
+// `slab_rows` rows of the outermost output axis.
 struct Slicing {
     int64_t tasks = 0, units = 0;
     bool images = false;
+    int64_t slab_rows = 0;
 };
 
 Slicing slicing(const Plan::Impl &p, bool copies_input, bool dense_output, size_t filter_bytes, size_t elem) {
@@ -1404,11 +1416,22 @@ Slicing slicing(const Plan::Impl &p, bool copies_input, bool dense_output, size_
     const int64_t threads = detail::pool_threads();
     if (threads < 2) return {};
     if (g.data_format == DataFormat::NXC) {
-        if (!dense_output || g.n < 2 * threads) return {};
+        if (!dense_output) return {};
         int64_t image_bytes = (int64_t)elem * g.groups * g.c_out;
         for (int64_t y : p.out_spatial) image_bytes *= y;
         const int64_t per_slice = std::max<int64_t>(1, kSliceOutputBytes / std::max<int64_t>(image_bytes, 1));
-        return {std::max(2 * threads, (g.n + per_slice - 1) / per_slice), g.n, true};
+        if (g.n >= 2 * threads) return {std::max(2 * threads, (g.n + per_slice - 1) / per_slice), g.n, true};
+        // Row slabs: a row of the outermost output axis within the slab bytes, two slabs per thread.
+        // DECONV_ROW_SLABS=N: slabs of N rows, whatever their bytes (0: none).
+        const char *env = std::getenv("DECONV_ROW_SLABS");
+        const int64_t forced = env && *env ? std::atoll(env) : -1;
+        const int64_t rows = p.out_spatial[0], row_bytes = image_bytes / std::max<int64_t>(rows, 1);
+        if (g.rank < 2 || forced == 0 || (forced < 0 && row_bytes > kSliceOutputBytes)) return {};
+        const int64_t slab_rows =
+            forced > 0 ? forced : std::max<int64_t>(1, kSliceOutputBytes / std::max<int64_t>(row_bytes, 1));
+        const int64_t slabs = (rows + slab_rows - 1) / slab_rows;
+        if (g.n * slabs < 2 * threads) return {};
+        return {2 * threads, g.n * slabs, false, slab_rows};
     }
     if (!copies_input) return {};
     int64_t in_count = 1, out_count = 1;
@@ -1609,20 +1632,25 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
     // Channels-last kernels store channel vectors: an output whose channels are not adjacent is
     // computed densely into a buffer the plan keeps, then copied (validation is complete, so
     // nothing partial is written).
+    // (Row slabs compute it slab by slab into buffers of their own instead.)
     std::optional<detail::BufferPool::Lease> dense_output;
     uint8_t *out_data = (uint8_t *)output.data;
     std::vector<int64_t> caller_out_st = out_st;
-    if (fmt == DataFormat::NXC && out_st.back() != 1) {
-        int64_t count = 1;
-        for (int64_t v : p.info.output_shape) count = checked_mul(count, v, "output element count");
-        dense_output.emplace(p.output_pool.take((size_t)count * elem));
-        out_data = dense_output->data();
-        out_st = dense_strides(p.info.output_shape);
-    }
+    const bool needs_dense_output = fmt == DataFormat::NXC && out_st.back() != 1;
     // Slices (Slicing): each copies its own part of the input, runs its kernels, and copies its
     // part of a dense output back.
-    const Slicing slices = slicing(p, copies_input, dense_output.has_value(),
+    const Slicing slices = slicing(p, copies_input, needs_dense_output,
                                    packed.data.size() + packed.interleaved.data.size(), elem);
+    if (needs_dense_output) {
+        out_st = dense_strides(p.info.output_shape);
+        out_data = nullptr;
+        if (slices.slab_rows == 0) {
+            int64_t count = 1;
+            for (int64_t v : p.info.output_shape) count = checked_mul(count, v, "output element count");
+            dense_output.emplace(p.output_pool.take((size_t)count * elem));
+            out_data = dense_output->data();
+        }
+    }
     std::optional<detail::BorderedInput> bordered_copy;
     if (copies_input) {
         // Without margins (a plain dense copy) when the layer reads no bordered input.
@@ -1630,7 +1658,7 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
         bordered_copy.emplace(detail::bordered_buffer(p.bordered_pool, p.input_shape, bordered ? p.border_lo : none,
                                                       bordered ? p.border_hi : none, first_spatial, elem,
                                                       p.channels_in_rows));
-        if (slices.tasks == 0) {
+        if (slices.tasks == 0 || slices.slab_rows > 0) {
             detail::copy_bordered(*bordered_copy, (const uint8_t *)in_data, in_st, p.input_shape, first_spatial, elem);
         }
         in_data = bordered_copy->buffer.data();
@@ -1680,8 +1708,14 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
             if (interleave && i == in) return (size_t)(1 + p.out_spatial[in] % s_in);
             return p.phases[i].size();
         };
-        // Every phase of batch [n0, n0 + nn) x groups [g0, g0 + gn) (the whole layer, or one slice).
-        auto run_phases = [&](int64_t n0, int64_t nn, int64_t g0, int64_t gn) {
+        // Every phase of batch [n0, n0 + nn) x groups [g0, g0 + gn) (the whole layer, or one slice);
+        // with a slab, image n0's output rows [slab->y0, slab->y1) of the outermost axis only, into
+        // slab->data (laid out as those rows of the dense output).
+        struct RowSlab {
+            int64_t y0, y1;
+            uint8_t *data;
+        };
+        auto run_phases = [&](int64_t n0, int64_t nn, int64_t g0, int64_t gn, const RowSlab *slab = nullptr) {
             halide_dimension_t in_dims[6], w_dims[6], out_dims[6];
             std::copy(layer_in_dims, layer_in_dims + dims, in_dims);
             std::copy(layer_w_dims, layer_w_dims + dims, w_dims);
@@ -1690,7 +1724,8 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
             in_dims[dd(rank + 2)].extent = out_dims[dd(rank + 2)].extent = (int32_t)nn;
             const uint8_t *in_base =
                 (const uint8_t *)in_data + (n0 * in_nc[0] + g0 * geo.c_in * in_nc[1]) * (int64_t)elem;
-            const int64_t out_shift = n0 * out_nc[0] + g0 * geo.c_out * out_nc[1];
+            const int64_t out_shift = (slab ? 0 : n0 * out_nc[0]) + g0 * geo.c_out * out_nc[1];
+            uint8_t *const out_root = slab ? slab->data : out_data;
             const int64_t w_shift = g0 * packed.g, iw_shift = g0 * iw.g;
             std::vector<size_t> ph(rank, 0);
             for (;;) {
@@ -1699,7 +1734,7 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                 bool has_taps = true;
                 // Every output q of the phase reads input q + in_offset - j*in_step for j < T: when
                 // all of those lie in [0, X) the interior kernel (no boundary tests) serves the phase.
-                bool interior = true;
+                bool interior = true, in_slab = true;
                 const bool interleaved_call = interleave && ph[in] == 0;
                 for (int i = 0; i < rank; i++) {
                     AxisPhase a = interleave && i == in ? p.phases[in][ph[in] == 0 ? 0 : ph[in] - 1] : p.phases[i][ph[i]];
@@ -1708,6 +1743,17 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                         a.out_first += s_in * groups;
                         a.in_offset += groups;
                         a.out_count = 1;
+                    }
+                    if (slab && i == 0) {
+                        // The phase's outputs q in [q_lo, q_hi) lie in the slab's rows; its row
+                        // first + q_lo * s is the slab's row first + q_lo * s - y0.
+                        const int64_t s0 = p.info.strides[0];
+                        const int64_t q_lo = std::max<int64_t>(0, -detail::floor_div(a.out_first - slab->y0, s0));
+                        const int64_t q_hi = std::min(a.out_count, -detail::floor_div(a.out_first - slab->y1, s0));
+                        in_slab = q_hi > q_lo;
+                        a.out_first += q_lo * s0 - slab->y0;
+                        a.in_offset += q_lo;
+                        a.out_count = std::max<int64_t>(0, q_hi - q_lo);
                     }
                     const int h = rank - 1 - i;
                     const int64_t ys = out_nc[2 + i], ks = packed.k[i];
@@ -1731,11 +1777,13 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                                a.out_count - 1 + a.in_offset < geo.in_spatial[i];
                 }
                 const detail::KernelEntry *kernel = interior || bordered ? p.interior_kernel : p.kernel;
-                uint8_t *out_base = out_data + (out_off + out_shift) * (int64_t)elem;
+                uint8_t *out_base = out_root + (out_off + out_shift) * (int64_t)elem;
                 if (interleaved_call) {
                     set_dim(out_dims[0], 0, groups, s_in);
                 }
-                if (!has_taps) {
+                if (!in_slab) {
+                    // No output row of this phase in the slab.
+                } else if (!has_taps) {
                     std::vector<int64_t> ext, st;
                     for (int h = 0; h < dims; h++) {
                         ext.push_back(out_dims[h].extent);
@@ -1833,6 +1881,24 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
         };
         if (slices.tasks == 0) {
             run_phases(0, geo.n, 0, geo.groups);
+        } else if (slices.slab_rows > 0) {
+            // NXC: whole input already copied; (image, slab) units, each slab computed into a buffer
+            // of the task's own and transposed out at once.
+            const int64_t rows = p.out_spatial[0], slabs = (rows + slices.slab_rows - 1) / slices.slab_rows;
+            run_slices(slices.tasks, slices.units, [&](int64_t begin, int64_t count) {
+                detail::BufferPool::Lease buf = p.slab_pool.take((size_t)(slices.slab_rows * out_st[1]) * elem);
+                for (int64_t u = begin; u < begin + count; u++) {
+                    const int64_t n = u / slabs, y0 = u % slabs * slices.slab_rows;
+                    const RowSlab slab{y0, std::min(rows, y0 + slices.slab_rows), buf.data()};
+                    run_phases(n, 1, 0, geo.groups, &slab);
+                    std::vector<int64_t> part = p.info.output_shape;
+                    part[0] = 1;
+                    part[1] = slab.y1 - y0;
+                    detail::copy_tensor(buf.data(), out_st,
+                                        (uint8_t *)output.data + (n * caller_out_st[0] + y0 * caller_out_st[1]) * (int64_t)elem,
+                                        caller_out_st, part, elem);
+                }
+            });
         } else if (slices.images) {
             run_slices(slices.tasks, slices.units, [&](int64_t n0, int64_t nn) {
                 // NXC: images [n0, n0 + nn) in, computed, and out.

@@ -1049,6 +1049,53 @@ TEST(GroupSlices, SmallGroupsOnTwoThreads) {
     EXPECT_GT(ran, 0);
 }
 
+// Channels-first layers of fewer than two images per thread on the channels-last kernels run in
+// slabs of rows of the outermost output axis (runtime/plan.cpp, Slicing::slab_rows): each task
+// computes its rows of every phase into a buffer of its own and transposes them into the output.
+// DECONV_ROW_SLABS sets the rows per slab (the layers here are far below the slab bytes): one, two
+// and four rows (last slabs partial; a single image in 9 rows makes too few slabs of four and runs
+// whole), strides 2 and 3 on the outermost axis (phases without a row in a slab) with
+// output_padding and pads, batch 1 and 3, groups, 16 and 20 output channels, ranks 2 and 3, every
+// dtype and API (strided views included).
+TEST(RowSlabs, ChannelsFirstOnTwoThreads) {
+    struct Restore {
+        ~Restore() {
+            deconv::set_cpu_threads(0);
+            unsetenv("DECONV_ROW_SLABS");
+        }
+    } restore;
+    deconv::set_cpu_threads(2);
+    int ran = 0, i = 0;
+    for (const char *rows : {"1", "2", "4"}) {
+        setenv("DECONV_ROW_SLABS", rows, 1);
+        for (DType t : deconv_test::all_dtypes()) {
+            if (!deconv_test::dtype_built(t)) continue;
+            for (int rank = 2; rank <= 3; rank++) {
+                if (!deconv_test::rank_built(rank)) continue;
+                for (auto [n, groups, co] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 16}, {3, 2, 20}})
+                    for (int64_t s : {2, 3}) {
+                        std::mt19937 rng(static_cast<uint32_t>(61 + i));
+                        const GenCase c =
+                            grouped_random_case(t, rng, i++ % 3, n, groups, 5, co, [&](deconv_ref::Problem &p) {
+                                for (int a = 0; a < rank; a++) {
+                                    const bool outer = a == 0;
+                                    p.input_shape.push_back(outer ? 4 : 3 + a);
+                                    p.filter_shape.push_back(outer ? s + 1 : 2);
+                                    p.strides.push_back(outer ? s : a);
+                                    p.pads_begin.push_back(outer ? 1 : 0);
+                                    p.pads_end.push_back(0);
+                                    p.output_padding.push_back(outer ? s - 1 : 0);
+                                }
+                            });
+                        EXPECT_TRUE(deconv_test::run_and_check(c)) << "DECONV_ROW_SLABS=" << rows;
+                        ran++;
+                    }
+            }
+        }
+    }
+    EXPECT_GT(ran, 0);
+}
+
 // Channels-first bf16 layers with 16 or more output channels and an even number of input
 // channels run on the channels-last bf16 dot-product kernels (CPUs with AVX512-BF16; elsewhere
 // the f32-FMA ones) over transposed copies: ranks 1-3, channel tails of the 4-vector tile, one to
