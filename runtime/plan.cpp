@@ -1472,6 +1472,32 @@ void run_slices(int64_t tasks, int64_t units, const Fn &fn) {
     if (c.error) std::rethrow_exception(c.error);
 }
 
+// Exact row tiles: the channels-last kernels tile a row by q_tile positions (6 on AVX-512 and
+// ARM64; 5 on AVX2 and SSE4.1, and in the bf16 pair kernels: cpu_channels_last_schedule.h and
+// generators/CMakeLists.txt) and shift its last tile back over its neighbour, recomputing up to
+// q_tile - 1 positions of a row that is no multiple of q_tile (centernet_up3's phase rows of 64:
+// 66 computed; dilated_s1's 56: 60; unet_up1's 28: 30). Such rows run as two calls instead: the
+// longest head of whole tiles whose rest is a multiple of four positions, then the rest, which
+// the kernels' four-position branch tiles exactly (it needs the full tile's channels, 64 f32 on
+// AVX-512). Returns the head, or 0 for one call. DECONV_EXACT_ROW_TILES=0 turns this off (for
+// measuring).
+constexpr int64_t kFourPositionMinChannels = 64;
+
+int64_t exact_row_head(const Plan::Impl &p, int64_t width, int64_t q_tile) {
+    if (q_tile == 0 || width % q_tile == 0 || p.geo.c_out < kFourPositionMinChannels) return 0;
+    for (int64_t head = width / q_tile * q_tile; head > 0; head -= q_tile)
+        if ((width - head) % 4 == 0) return head;
+    return 0;
+}
+
+// The channels-last kernels' q_tile on this CPU (0: rows run whole).
+int64_t channels_last_row_tile(const Plan::Impl &p) {
+    if (!p.channel_major || switched_off("DECONV_EXACT_ROW_TILES")) return 0;
+    const std::string v = cpu_variant();
+    if (v == "avx2" || v == "sse41" || p.ci_pairs) return 5;
+    return 6;
+}
+
 // The three buffers of one kernel call over dimension arrays the caller keeps, `dims` each.
 struct KernelBuffers {
     halide_buffer_t in{}, w{}, out{};
@@ -1704,6 +1730,7 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
         const int64_t s_in = p.info.strides[in];
         const InterleavedFilter &iw = packed.interleaved;
         const int64_t groups = p.out_spatial[in] / s_in;
+        const int64_t row_tile = channels_last_row_tile(p);
         // Odometer over the phases of each axis; under interleaving, the innermost axis's entries
         // are instead 0 = the interleaved groups, then e = 1 .. Y mod s: output s*groups + e - 1.
         auto entries = [&](int i) -> size_t {
@@ -1869,6 +1896,20 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                                                                             steps[1], steps[2], &b.in, &b.w, &b.out);
                         if (rc != 0) fail_kernel(k, rc);
                     }
+                } else if (const int64_t head = exact_row_head(p, out_dims[dd(0)].extent, row_tile); head > 0) {
+                    // Two calls along the rows (exact_row_head): outputs [0, head), then the rest,
+                    // whose output q reads the input of q + head.
+                    halide_dimension_t id[6], od[6];
+                    std::copy(in_dims, in_dims + dims, id);
+                    std::copy(out_dims, out_dims + dims, od);
+                    od[dd(0)].extent = (int32_t)head;
+                    call_phase_kernel(p, kernel, packed, steps, rank, in_base, w_off + w_shift, out_base, out_nc[1], id,
+                                      w_dims, od);
+                    od[dd(0)].extent = out_dims[dd(0)].extent - (int32_t)head;
+                    id[dd(0)].min -= (int32_t)head;
+                    call_phase_kernel(p, kernel, packed, steps, rank, in_base, w_off + w_shift,
+                                      out_base + head * out_dims[dd(0)].stride * (int64_t)elem, out_nc[1], id, w_dims,
+                                      od);
                 } else {
                     call_phase_kernel(p, kernel, packed, steps, rank, in_base, w_off + w_shift, out_base, out_nc[1],
                                       in_dims, w_dims, out_dims);

@@ -601,15 +601,17 @@ TEST(LayoutFormat, NcxExplicitEqualsDefaultAndNxcIsTheTranspose) {
 // bf16 layers with an even number of input channels per group run, on CPUs with AVX512-BF16, on
 // the kernels that reduce input channel pairs with vdpbf16ps (filter packed in pairs). Every
 // branch of their schedule: channel widths below 4 (scalar), 4-15 (4 lanes), 16-63 (one or two
-// vectors) and 64 and more (the 4-vector tile) with tails, rows of 1 to 12 positions (the 5-position tile,
-// 4 positions, single positions), one to 17 pairs, ranks 1-3, grouped and not, every API.
+// vectors) and 64 and more (the 4-vector tile) with tails, rows of 1 to 13 positions (the 5-position tile,
+// 4 positions, single positions; with 64 channels or more, rows of 9 and 13 run whole tiles of 5
+// and then 4 or 8 positions in a second call: runtime/plan.cpp, exact_row_head), one to 17
+// pairs, ranks 1-3, grouped and not, every API.
 // (Elsewhere they run the f32-FMA kernels, which this then covers again.)
 TEST(LayoutBf16Dot, EvenInputChannelsEveryTileAndTail) {
     if (!deconv_test::dtype_built(DType::bf16)) GTEST_SKIP();
     int ran = 0, failed = 0, i = 0;
     for (int64_t cout : {1, 3, 4, 9, 16, 40, 64, 70, 130})
         for (int64_t cin : {2, 4, 34})
-            for (int64_t row : {1, 4, 5, 7, 12}) {
+            for (int64_t row : {1, 4, 5, 7, 9, 12, 13}) {
                 const int rank = 1 + (i % 3);
                 const uint64_t seed = deconv_test::sweep_seed(DType::bf16, rank, 3000 + i) ^ 0xBF16ull;
                 i++;
