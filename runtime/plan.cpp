@@ -1542,6 +1542,31 @@ void call_phase_kernel(const Plan::Impl &p, const detail::KernelEntry *kernel, c
     }
 }
 
+// call_phase_kernel with its rows (data axis `x`, the kernel's innermost spatial one) in two calls
+// when exact_row_head says so: outputs [0, head), then the rest, whose output q reads the input of
+// q + head.
+void call_phase_kernel_rows(const Plan::Impl &p, int64_t row_tile, int x, const detail::KernelEntry *kernel,
+                            const FilterPacking &packed, const int32_t steps[3], int kernel_rank, const uint8_t *in_base,
+                            int64_t w_off, uint8_t *out_base, int64_t out_c_stride, const halide_dimension_t *in_dims,
+                            const halide_dimension_t *w_dims, const halide_dimension_t *out_dims) {
+    const int64_t head = exact_row_head(p, out_dims[x].extent, row_tile);
+    if (head == 0) {
+        call_phase_kernel(p, kernel, packed, steps, kernel_rank, in_base, w_off, out_base, out_c_stride, in_dims, w_dims,
+                          out_dims);
+        return;
+    }
+    const int dims = kernel_rank + 3;
+    halide_dimension_t id[7], od[7];
+    std::copy(in_dims, in_dims + dims, id);
+    std::copy(out_dims, out_dims + dims, od);
+    od[x].extent = (int32_t)head;
+    call_phase_kernel(p, kernel, packed, steps, kernel_rank, in_base, w_off, out_base, out_c_stride, id, w_dims, od);
+    od[x].extent = out_dims[x].extent - (int32_t)head;
+    id[x].min -= (int32_t)head;
+    call_phase_kernel(p, kernel, packed, steps, kernel_rank, in_base, w_off,
+                      out_base + head * out_dims[x].stride * (int64_t)dtype_size(p.dtype), out_c_stride, id, w_dims, od);
+}
+
 // Runs a batch-rows plan (choose_batch_rows): the input copied to [X_1 .. X_D, N, C] (outermost
 // first), one call of the next rank's interior kernel per phase and tap window of every axis
 // (the images its innermost axis, with one tap), the result copied back from the same layout.
@@ -1588,6 +1613,7 @@ void run_batch_rows(const Plan::Impl &p, const ConstTensorView &input, const std
     set_dim(w_dims[2], 0, geo.groups, packed.g);
     set_dim(w_dims[3], 0, 1, 1);
 
+    const int64_t row_tile = channels_last_row_tile(p);  // rows: the images
     // Odometer over (phase, window) of every axis.
     std::vector<std::vector<std::pair<size_t, size_t>>> entries(rank);
     for (int i = 0; i < rank; i++)
@@ -1615,8 +1641,8 @@ void run_batch_rows(const Plan::Impl &p, const ConstTensorView &input, const std
         }
         uint8_t *out_base = out_rows.data() + out_off * (int64_t)elem;
         if (has_taps) {
-            call_phase_kernel(p, p.batch_rows_kernel, packed, steps, kernel_rank, in_rows.data(), w_off, out_base, 1,
-                              in_dims, w_dims, out_dims);
+            call_phase_kernel_rows(p, row_tile, 2, p.batch_rows_kernel, packed, steps, kernel_rank, in_rows.data(), w_off,
+                                   out_base, 1, in_dims, w_dims, out_dims);
         } else {
             std::vector<int64_t> ext, st;
             for (int d = 0; d < dims; d++) {
@@ -1896,23 +1922,9 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                                                                             steps[1], steps[2], &b.in, &b.w, &b.out);
                         if (rc != 0) fail_kernel(k, rc);
                     }
-                } else if (const int64_t head = exact_row_head(p, out_dims[dd(0)].extent, row_tile); head > 0) {
-                    // Two calls along the rows (exact_row_head): outputs [0, head), then the rest,
-                    // whose output q reads the input of q + head.
-                    halide_dimension_t id[6], od[6];
-                    std::copy(in_dims, in_dims + dims, id);
-                    std::copy(out_dims, out_dims + dims, od);
-                    od[dd(0)].extent = (int32_t)head;
-                    call_phase_kernel(p, kernel, packed, steps, rank, in_base, w_off + w_shift, out_base, out_nc[1], id,
-                                      w_dims, od);
-                    od[dd(0)].extent = out_dims[dd(0)].extent - (int32_t)head;
-                    id[dd(0)].min -= (int32_t)head;
-                    call_phase_kernel(p, kernel, packed, steps, rank, in_base, w_off + w_shift,
-                                      out_base + head * out_dims[dd(0)].stride * (int64_t)elem, out_nc[1], id, w_dims,
-                                      od);
                 } else {
-                    call_phase_kernel(p, kernel, packed, steps, rank, in_base, w_off + w_shift, out_base, out_nc[1],
-                                      in_dims, w_dims, out_dims);
+                    call_phase_kernel_rows(p, row_tile, dd(0), kernel, packed, steps, rank, in_base, w_off + w_shift,
+                                           out_base, out_nc[1], in_dims, w_dims, out_dims);
                 }
                 int i = rank - 1;
                 for (; i >= 0; i--) {

@@ -665,7 +665,9 @@ TEST(LayoutChannelBlocks, OutputChannelsAcrossBlocks) {
 // Channels-last layers of narrow phase rows and 16 or more images run with the images as the
 // next rank's innermost axis, one kernel call per tap window (runtime/plan.cpp,
 // choose_batch_rows): ranks 1 and 2, pads past the input, a phase of no tap, groups, channel
-// counts off the tiles (even: bf16's channel pairs, whose packing is blocked), every API.
+// counts off the tiles (even: bf16's channel pairs, whose packing is blocked), every API. Rows of
+// 20 images with 64 channels (17 with 130 in bf16) run whole position tiles, then a multiple of
+// four positions in a second call (runtime/plan.cpp, exact_row_head).
 TEST(LayoutBatchRows, NarrowPhasesOfWideBatches) {
     int ran = 0, failed = 0, i = 0;
     for (DType t : deconv_test::all_dtypes()) {
@@ -673,7 +675,8 @@ TEST(LayoutBatchRows, NarrowPhasesOfWideBatches) {
         for (int rank : {1, 2}) {
             if (!deconv_test::rank_built(rank) || !deconv_test::rank_built(rank + 1)) continue;
             for (auto [x, k, pb] : {std::tuple<int64_t, int64_t, int64_t>{4, 4, 1}, {3, 1, 0}, {2, 5, 3}})
-                for (auto [n, groups, cout] : {std::tuple<int64_t, int64_t, int64_t>{16, 1, 20}, {17, 3, 130}}) {
+                for (auto [n, groups, cout] :
+                     {std::tuple<int64_t, int64_t, int64_t>{16, 1, 20}, {17, 3, 130}, {20, 1, 64}}) {
                     const uint64_t seed = deconv_test::sweep_seed(t, rank, 5000 + i++);
                     deconv_ref::Problem p;
                     p.grouped = true;
