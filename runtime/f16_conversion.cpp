@@ -73,15 +73,20 @@ bool use_f16c_conversion() {
 #endif
 }
 
+void f16_to_dense_f32(const uint16_t *src, const std::vector<int64_t> &shape, const std::vector<int64_t> &strides,
+                      float *out) {
+    const int64_t inner_stride = strides.back();
+    for_each_row(shape, strides, [&](int64_t src_off, int64_t dst_off, int64_t n) {
+        row_f16_to_f32(src + src_off, inner_stride, out + dst_off, n);
+    });
+}
+
 std::vector<float> f16_to_dense_f32(const uint16_t *src, const std::vector<int64_t> &shape,
                                     const std::vector<int64_t> &strides) {
     int64_t count = 1;
     for (int64_t v : shape) count *= v;
     std::vector<float> out((size_t)count);
-    const int64_t inner_stride = strides.back();
-    for_each_row(shape, strides, [&](int64_t src_off, int64_t dst_off, int64_t n) {
-        row_f16_to_f32(src + src_off, inner_stride, out.data() + dst_off, n);
-    });
+    f16_to_dense_f32(src, shape, strides, out.data());
     return out;
 }
 

@@ -17,7 +17,10 @@ namespace detail {
 // (which then also tests the f16 kernels themselves).
 bool use_f16c_conversion();
 
-// Strided f16 tensor -> dense f32 copy (C order).
+// Strided f16 tensor -> dense f32 copy (C order), into `out` (the shape's element count).
+void f16_to_dense_f32(const uint16_t *src, const std::vector<int64_t> &shape, const std::vector<int64_t> &strides,
+                      float *out);
+// The same into a new vector.
 std::vector<float> f16_to_dense_f32(const uint16_t *src, const std::vector<int64_t> &shape,
                                     const std::vector<int64_t> &strides);
 // Dense f32 tensor -> strided f16, rounding to nearest even.
