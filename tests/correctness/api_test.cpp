@@ -1055,8 +1055,9 @@ TEST(GroupSlices, SmallGroupsOnTwoThreads) {
 // DECONV_ROW_SLABS sets the rows per slab (the layers here are far below the slab bytes): one, two
 // and four rows (last slabs partial; a single image in 9 rows makes too few slabs of four and runs
 // whole), strides 2 and 3 on the outermost axis (phases without a row in a slab) with
-// output_padding and pads, batch 1 and 3, groups, 16 and 20 output channels, ranks 2 and 3, every
-// dtype and API (strided views included).
+// output_padding and pads, batch 1 to 3, groups, 16, 20 and 64 output channels (64 in 3D: rows of
+// 10 per phase as 6 + 4 positions, exact_row_head), ranks 2 and 3, every dtype and API (strided views
+// included).
 TEST(RowSlabs, ChannelsFirstOnTwoThreads) {
     struct Restore {
         ~Restore() {
@@ -1072,14 +1073,15 @@ TEST(RowSlabs, ChannelsFirstOnTwoThreads) {
             if (!deconv_test::dtype_built(t)) continue;
             for (int rank = 2; rank <= 3; rank++) {
                 if (!deconv_test::rank_built(rank)) continue;
-                for (auto [n, groups, co] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 16}, {3, 2, 20}})
+                for (auto [n, groups, co] :
+                     {std::tuple<int64_t, int64_t, int64_t>{1, 1, 16}, {3, 2, 20}, {2, 1, 64}})
                     for (int64_t s : {2, 3}) {
                         std::mt19937 rng(static_cast<uint32_t>(61 + i));
                         const GenCase c =
                             grouped_random_case(t, rng, i++ % 3, n, groups, 5, co, [&](deconv_ref::Problem &p) {
                                 for (int a = 0; a < rank; a++) {
                                     const bool outer = a == 0;
-                                    p.input_shape.push_back(outer ? 4 : 3 + a);
+                                    p.input_shape.push_back(outer ? 4 : a == 2 ? 10 : 3);
                                     p.filter_shape.push_back(outer ? s + 1 : 2);
                                     p.strides.push_back(outer ? s : a);
                                     p.pads_begin.push_back(outer ? 1 : 0);
