@@ -431,6 +431,19 @@ TEST(ChannelsFirstOnChannelsLastKernels, EveryApiRankAndDtype) {
     EXPECT_GT(ran, 0);
 }
 
+// Runs the rest of a test on two threads (slices need two), and on leaving restores the default
+// thread count and unsets `env`, the environment variable the test sets (if any).
+struct OnTwoThreads {
+    explicit OnTwoThreads(const char *env = nullptr) : env_(env) { deconv::set_cpu_threads(2); }
+    ~OnTwoThreads() {
+        deconv::set_cpu_threads(0);
+        if (env_) unsetenv(env_);
+    }
+    OnTwoThreads(const OnTwoThreads &) = delete;
+    OnTwoThreads &operator=(const OnTwoThreads &) = delete;
+    const char *env_;
+};
+
 // Channels-first layers on the channels-last kernels with a batch of at least two images per
 // thread run on two threads in slices of whole images, each transposing its images' input in,
 // computing them and transposing their output back (runtime/plan.cpp, Slicing::images): 5 and 9
@@ -438,10 +451,7 @@ TEST(ChannelsFirstOnChannelsLastKernels, EveryApiRankAndDtype) {
 // 38 outputs x 40 channels: 12 KiB per image, so one slice holds several), bordered and
 // unbordered phases, every rank, dtype and API (strided views included).
 TEST(ChannelsFirstOnChannelsLastKernels, ImageSlicesOnTwoThreads) {
-    struct ThreadCountGuard {
-        ~ThreadCountGuard() { deconv::set_cpu_threads(0); }
-    } restore;
-    deconv::set_cpu_threads(2);
+    const OnTwoThreads two_threads;
     int ran = 0;
     for (DType t : deconv_test::all_dtypes()) {
         if (!deconv_test::dtype_built(t)) continue;
@@ -1010,13 +1020,7 @@ TEST(BatchRows, NarrowPhasesOfWideBatches) {
 // and, with DECONV_GROUP_SLICES=5 (tasks per thread), slices of one group; interleaved and phase
 // kernels, every rank and dtype, every API (strided views included).
 TEST(GroupSlices, SmallGroupsOnTwoThreads) {
-    struct Restore {
-        ~Restore() {
-            deconv::set_cpu_threads(0);
-            unsetenv("DECONV_GROUP_SLICES");
-        }
-    } restore;
-    deconv::set_cpu_threads(2);
+    const OnTwoThreads two_threads("DECONV_GROUP_SLICES");
     int ran = 0, i = 0;
     for (const char *per_thread : {"", "5"}) {
         if (*per_thread) setenv("DECONV_GROUP_SLICES", per_thread, 1);
@@ -1059,13 +1063,7 @@ TEST(GroupSlices, SmallGroupsOnTwoThreads) {
 // 10 per phase as 6 + 4 positions, exact_row_head), ranks 2 and 3, every dtype and API (strided views
 // included).
 TEST(RowSlabs, ChannelsFirstOnTwoThreads) {
-    struct Restore {
-        ~Restore() {
-            deconv::set_cpu_threads(0);
-            unsetenv("DECONV_ROW_SLABS");
-        }
-    } restore;
-    deconv::set_cpu_threads(2);
+    const OnTwoThreads two_threads("DECONV_ROW_SLABS");
     int ran = 0, i = 0;
     for (const char *rows : {"1", "2", "4"}) {
         setenv("DECONV_ROW_SLABS", rows, 1);
