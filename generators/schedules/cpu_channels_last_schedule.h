@@ -26,14 +26,15 @@
 
 #include "../conv_stages.h"
 #include "schedule_params.h"
+#include "tile_facts.h"
 
 namespace deconv {
 namespace gen {
 
 inline ScheduleParams cpu_channels_last_defaults(const Halide::Target &t, ScheduleParams p) {
-    const bool many_regs = t.has_feature(Halide::Target::AVX512) || t.arch == Halide::Target::ARM;
-    if (p.vectors <= 0) p.vectors = many_regs ? 4 : 2;
-    if (p.q_tile <= 0) p.q_tile = many_regs ? 6 : 5;
+    const bool many_regs = tiles::many_registers(t.has_feature(Halide::Target::AVX512), t.arch == Halide::Target::ARM);
+    if (p.vectors <= 0) p.vectors = tiles::channels_last_vectors(many_regs);
+    if (p.q_tile <= 0) p.q_tile = tiles::channels_last_q_tile(many_regs);
     return p;
 }
 
@@ -60,7 +61,8 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
     std::vector<Branch> base = {
         {channels >= sp.vectors * lanes && width >= sp.q_tile, sp.vectors * lanes, lanes, sp.q_tile},
         // Rows narrower than a tile (e.g. the 4x4 phases of an 8x8 output): four positions.
-        {channels >= sp.vectors * lanes && width >= 4, sp.vectors * lanes, lanes, 4},
+        {channels >= sp.vectors * lanes && width >= tiles::kChannelsLastShortTile, sp.vectors * lanes, lanes,
+         tiles::kChannelsLastShortTile},
         {channels >= lanes && width >= sp.q_tile, lanes, lanes, sp.q_tile},
         {channels >= lanes, lanes, lanes, 1},
     };

@@ -22,6 +22,7 @@
 #include "../phase_conv_algorithm.h"
 #include "cpu_parallel.h"
 #include "schedule_params.h"
+#include "tile_facts.h"
 
 namespace deconv {
 namespace gen {
@@ -30,9 +31,9 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
                                      const Halide::Expr &pad_begin, const Halide::Target &target,
                                      const Halide::Type &acc_t, ScheduleParams sp, bool blocked) {
     using namespace Halide;
-    const bool many_regs = target.has_feature(Target::AVX512) || target.arch == Target::ARM;
-    const int accumulators = many_regs ? 16 : 8;
-    if (sp.vectors <= 0) sp.vectors = 1;
+    const bool many_regs = tiles::many_registers(target.has_feature(Target::AVX512), target.arch == Target::ARM);
+    const int accumulators = tiles::interleaved_accumulators(many_regs);
+    if (sp.vectors <= 0) sp.vectors = tiles::interleaved_vectors();
     if (sp.co_tile <= 0) sp.co_tile = std::max(1, accumulators / stride);
     const int rank = (int)p.q.size();
     // The few-channel tiles below (RGB and two-channel tiles, pad-residue copies of the depthwise
@@ -62,8 +63,8 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
         // third fewer loads per FMA). The dispatcher sends only layers with 16 or more channels
         // and 32 or more groups per row (prefers_blocked_interleave in runtime/plan.cpp): no
         // narrower tiles. Two taps along axis 0 unrolled as below.
-        const int vecs = many_regs ? 2 : 1, q_tile = vecs * lanes;
-        int co = std::max(1, (many_regs ? 24 : 12) / (stride * vecs));
+        const int vecs = tiles::blocked_vectors(many_regs), q_tile = vecs * lanes;
+        int co = std::max(1, tiles::blocked_accumulators(many_regs) / (stride * vecs));
         if (co == q_tile) co--;  // no square tiles (see below)
         const Expr cond = channels >= co && width >= q_tile;
         Branch u{cond && two_taps, q_tile, co, lanes};

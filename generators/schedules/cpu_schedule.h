@@ -16,14 +16,15 @@
 #include "../conv_stages.h"
 #include "cpu_parallel.h"
 #include "schedule_params.h"
+#include "tile_facts.h"
 
 namespace deconv {
 namespace gen {
 
 inline ScheduleParams cpu_defaults(const Halide::Target &t, ScheduleParams p) {
-    const bool many_regs = t.has_feature(Halide::Target::AVX512) || t.arch == Halide::Target::ARM;
-    if (p.vectors <= 0) p.vectors = 2;
-    if (p.co_tile <= 0) p.co_tile = many_regs ? 8 : 4;
+    const bool many_regs = tiles::many_registers(t.has_feature(Halide::Target::AVX512), t.arch == Halide::Target::ARM);
+    if (p.vectors <= 0) p.vectors = tiles::positions_vectors();
+    if (p.co_tile <= 0) p.co_tile = tiles::positions_co_tile(many_regs);
     return p;
 }
 

@@ -26,15 +26,16 @@
 
 #include "../conv_stages.h"
 #include "schedule_params.h"
+#include "tile_facts.h"
 
 namespace deconv {
 namespace gen {
 
 inline ScheduleParams gpu_defaults(ScheduleParams p) {
-    if (p.threads_x <= 0) p.threads_x = 32;
-    if (p.threads_y <= 0) p.threads_y = 4;
-    if (p.co_tile <= 0) p.co_tile = 4;
-    if (p.q_tile <= 0) p.q_tile = 4;
+    if (p.threads_x <= 0) p.threads_x = tiles::gpu_threads_x();
+    if (p.threads_y <= 0) p.threads_y = tiles::gpu_threads_y();
+    if (p.co_tile <= 0) p.co_tile = tiles::gpu_tile();
+    if (p.q_tile <= 0) p.q_tile = tiles::gpu_tile();
     return p;
 }
 

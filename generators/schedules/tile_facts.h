@@ -1,0 +1,44 @@
+// The register tiles of the CPU schedules, written once. The schedules read them for the Halide
+// target they compile, the dispatcher (runtime/kernel_traits.h) for the CPU variant that runs, so
+// that its row splits and tile multiples always match the kernels. No Halide here: the runtime
+// includes this header.
+#pragma once
+
+namespace deconv {
+namespace tiles {
+
+// The register file: 32 vector registers on AVX-512 and ARM64 ("many"), 16 on AVX2 and SSE4.1.
+// `vector_bits`: 512 on AVX-512, 256 on AVX2, 128 on SSE4.1 and NEON.
+constexpr bool many_registers(bool avx512, bool arm) { return avx512 || arm; }
+constexpr int lanes(int vector_bits, int element_bits) { return vector_bits / element_bits; }
+
+// Channel-vectorized (channels-last) schedule, cpu_channels_last_schedule.h: `vectors` channel
+// vectors x `q_tile` output positions of the innermost axis (4 x 6 = 24 accumulators of 32; 2 x 5
+// of 16). Rows narrower than q_tile, and the last tiles of rows split exactly, take its
+// four-position branch, which needs the full tile's channels.
+constexpr int channels_last_vectors(bool many) { return many ? 4 : 2; }
+constexpr int channels_last_q_tile(bool many) { return many ? 6 : 5; }
+constexpr int kChannelsLastShortTile = 4;
+
+// Position-vectorized (channels-first) schedule, cpu_schedule.h: `vectors` position vectors x
+// `co_tile` output channels.
+constexpr int positions_vectors() { return 2; }
+constexpr int positions_co_tile(bool many) { return many ? 8 : 4; }
+
+// Interleaved schedule, cpu_interleaved_schedule.h. Plain: s phases x `vectors` (1) position
+// vectors x accumulators / s channels. Blocked: `blocked_vectors` position vectors x s phases x
+// channels, blocked_accumulators in all; a row's groups are tiled by blocked_vectors vectors.
+constexpr int interleaved_vectors() { return 1; }
+constexpr int interleaved_accumulators(bool many) { return many ? 16 : 8; }
+constexpr int blocked_vectors(bool many) { return many ? 2 : 1; }
+constexpr int blocked_accumulators(bool many) { return many ? 24 : 12; }
+
+// CUDA schedule, gpu_schedule.h: blocks of gpu_threads_x threads along the thread axis times
+// gpu_threads_y along the tile axis, each thread a register tile of gpu_tile elements of it. A
+// grid block covers gpu_threads_x x (gpu_threads_y * gpu_tile) elements.
+constexpr int gpu_threads_x() { return 32; }
+constexpr int gpu_threads_y() { return 4; }
+constexpr int gpu_tile() { return 4; }
+
+}  // namespace tiles
+}  // namespace deconv
