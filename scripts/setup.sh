@@ -21,6 +21,7 @@ packages=(
   libdnnl-dev                            # oneDNN, the speed baseline of `deconv bench`
   ocl-icd-opencl-dev                     # oneDNN's CMake package requires OpenCL (a Recommends)
   python3 python3-numpy                  # end-to-end tests of the command line
+  python3-matplotlib                     # tools/plot_bench.py: the bench's roofline and speed-up charts
   pkgconf                                # the pkg-config check of the installed package
 )
 if [ "$arm64" -eq 1 ]; then
