@@ -29,6 +29,14 @@ int64_t parse_groups(const std::string &text) {
 
 }  // namespace
 
+const CLI::Validator NonEmptyList(
+    [](std::string &value) -> std::string {
+        if (value.find_first_not_of(" \t") != std::string::npos) return {};
+        return "the value is empty ('" + value +
+               "'); give a comma-separated list, or leave the flag out for its default";
+    },
+    "LIST", "NonEmptyList");
+
 std::vector<CLI::Option *> LayerOptions::layer_flags() const {
     return {o_layer, o_layer_name, o_desc, o_op, o_input_shape, o_filter_shape, o_output_shape,
             o_strides, o_pads_begin, o_pads_end, o_dilations, o_output_padding, o_auto_pad,
@@ -85,6 +93,10 @@ void add_layer_options(CLI::App &app, LayerOptions &o) {
     o.o_dst_shape = app.add_option("--dst-shape", o.dst_shape,
         "convolution_backward_data: the dst_shape attribute, the full diff_src shape in the data "
         "format's order (--output-shape, the op's input, wins over it)")->type_name("DIMS")->group("Attributes");
+    for (CLI::Option *list : {o.o_input_shape, o.o_filter_shape, o.o_output_shape, o.o_strides,
+                              o.o_pads_begin, o.o_pads_end, o.o_dilations, o.o_output_padding,
+                              o.o_dst_shape})
+        list->check(NonEmptyList);
 }
 
 std::optional<deconv::DataFormat> data_format_flag(const LayerOptions &o) {

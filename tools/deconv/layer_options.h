@@ -37,6 +37,11 @@ struct LayerOptions {
     std::vector<CLI::Option *> layer_flags() const;
 };
 
+// Rejects an explicitly empty (or all-blank) value of a list-valued flag (--strides '' and the
+// like): left out, such a flag takes its default; given empty, it is a mistake, not a request
+// for the default. CLI11 reports it as "--strides: ...", naming the flag.
+extern const CLI::Validator NonEmptyList;
+
 // Registers the flags on `app` (run takes its shapes from the .npy files, but accepts
 // --input-shape/--filter-shape for --random).
 void add_layer_options(CLI::App &app, LayerOptions &o);

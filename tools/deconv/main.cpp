@@ -176,7 +176,7 @@ int main(int argc, char **argv) {
         ->type_name("MS")
         ->group("Bench");
     bench_cmd->add_option("--threads", bench.bench.threads, "Threads for both libraries (default: all cores)")->type_name("N")->group("Bench");
-    bench_cmd->add_option("--only", bench.only, "Comma-separated layer names to run (includes scale layers named)")->type_name("NAMES")->group("Bench");
+    bench_cmd->add_option("--only", bench.only, "Comma-separated layer names to run (includes scale layers named)")->type_name("NAMES")->group("Bench")->check(NonEmptyList);
     bench_cmd->add_option("--max-seconds", bench.bench.budget_s,
         "Time budget per layer and library: slow layers get fewer runs (default 10; 0: none)")->type_name("S")->group("Bench");
     bench_cmd->add_flag("--verbose,-v", bench.bench.verbose, "A progress line per layer on stderr (a terminal always gets one)")->group("Bench");
