@@ -204,6 +204,10 @@ def main():
         import matplotlib.pyplot as plt
         import matplotlib.ticker as ticker
     except ImportError:
+        # A python3 ahead of Debian's on PATH (pyenv, a venv) may lack the package Debian's has.
+        system = "/usr/bin/python3"
+        if os.path.realpath(sys.executable) != os.path.realpath(system) and os.access(system, os.X_OK):
+            os.execv(system, [system, os.path.abspath(__file__)] + sys.argv[1:])
         fail(1, "matplotlib is not installed for %s (Debian: apt-get install python3-matplotlib; "
                 "scripts/setup.sh installs it)" % sys.executable)
     try:
