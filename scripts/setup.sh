@@ -3,13 +3,17 @@
 # installs only what is missing, so it is cheap to run before every build.
 #   scripts/setup.sh           the x86-64 build (default)
 #   scripts/setup.sh --arm64   also the aarch64 cross toolchain and qemu-user (scripts/test_arm64.sh)
+#   scripts/setup.sh --sanitizers   also clang-14 and its sanitizer and libFuzzer runtimes
+#                                   (.ci/sanitizers.sh: -DDECONV_SANITIZE, -DDECONV_FUZZ)
 set -euo pipefail
 
 arm64=0
+sanitizers=0
 for a in "$@"; do
   case "$a" in
     --arm64) arm64=1 ;;
-    *) echo "setup: unknown option '$a' (known: --arm64)" >&2; exit 2 ;;
+    --sanitizers) sanitizers=1 ;;
+    *) echo "setup: unknown option '$a' (known: --arm64, --sanitizers)" >&2; exit 2 ;;
   esac
 done
 
@@ -30,6 +34,9 @@ if [ "$arm64" -eq 1 ]; then
     qemu-user                            # runs the aarch64 test binaries (qemu-aarch64)
     googletest                           # GoogleTest sources, built for aarch64 in the cross build
   )
+fi
+if [ "$sanitizers" -eq 1 ]; then
+  packages+=(clang-14 libclang-rt-14-dev)  # ASan/UBSan/TSan and libFuzzer (-fsanitize=fuzzer)
 fi
 
 missing=()
