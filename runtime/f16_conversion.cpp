@@ -5,6 +5,7 @@
 #include <cstring>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -66,7 +67,12 @@ void for_each_row(const std::vector<int64_t> &shape, const std::vector<int64_t> 
 
 bool use_f16c_conversion() {
 #if defined(__x86_64__)
-    static const bool has = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+    // F16C from CPUID leaf 1 (ECX bit 29): Clang's __builtin_cpu_supports does not know "f16c"
+    // (GCC's does), and the sanitizer and fuzz builds use Clang.
+    static const bool has = __builtin_cpu_supports("avx") && [] {
+        unsigned a = 0, b = 0, c = 0, d = 0;
+        return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+    }();
     return has && cpu_variant() != "sse41";
 #else
     return false;
