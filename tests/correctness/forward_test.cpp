@@ -5,7 +5,7 @@
 //   ForwardReference.*          the naive forward reference (tests/reference) itself: hand-made
 //                               values, and the adjoint of the separately validated backprop
 //                               reference (no library involved).
-//   OpenVino/ForwardConformance every case of tests/data/openvino/group_convolution.json, for
+//   OpenVino/ForwardConformance every case of conformance/openvino/group_convolution.json, for
 //                               every built dtype of its dtypes_tested, in NCX and NXC.
 //   Shards/ForwardSweep         seeded random problems against the reference, sharded by dtype
 //                               and rank (both data formats, every auto_pad, three APIs).
@@ -15,7 +15,6 @@
 //   ForwardPlan.*               Plan facts of the forward op (shape, op, macs).
 #include "check.h"
 #include "layout_support.h"
-#include "vector_file.h"
 
 #include <chrono>
 #include <functional>
@@ -37,7 +36,7 @@ constexpr deconv::Op kOp = deconv::Op::GroupConvolution;
 
 // ---------------------------------------------------------------- helpers
 
-const char *fmt_str(DataFormat f) { return f == DataFormat::NXC ? "nxc" : "ncx"; }
+using deconv_test::format_str;
 
 // Sum of a[i] * b[i] over two equally long buffers, in long double (the tolerance notes of the
 // adjoint test count this accumulation as exact; its error is far below theirs).
@@ -129,66 +128,13 @@ TEST(ForwardReference, HandComputedValues) {
     EXPECT_EQ(deconv_ref::resolve_forward(bad).out_spatial, (std::vector<int64_t>{1}));
 }
 
-// A random forward problem (used by the sweep and the adjoint tests); auto_pad_mode is the
-// index of deconv_ref::AutoPad (explicit, same_upper, same_lower, valid).
-ForwardProblem random_problem(int rank, std::mt19937 &rng, bool medium, int auto_pad_mode) {
-    auto ri = [&](int64_t lo, int64_t hi) {
-        return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-    };
-    ForwardProblem p;
-    int64_t G, cin, cout;
-    if (ri(0, 3) == 0) {  // depthwise: C_IN = C_OUT = 1, many groups
-        G = ri(3, rank == 3 ? 6 : 10);
-        cin = cout = 1;
-    } else if (medium) {  // enough output channels and long enough rows for full register tiles
-        G = ri(1, 2);
-        cin = ri(1, rank == 1 ? 12 : rank == 2 ? 6 : 3);
-        cout = ri(4, rank == 3 ? 9 : 12);
-    } else {
-        G = ri(1, 3);
-        cin = ri(1, 3);
-        cout = ri(1, 3);
-    }
-    const int64_t N = ri(1, 2);
-    p.input_shape = {N, G * cin};
-    p.filter_shape = {G, cout, cin};
-    p.auto_pad = static_cast<deconv_ref::AutoPad>(auto_pad_mode);
-    for (int a = 0; a < rank; a++) {
-        const bool inner = a == rank - 1;
-        int64_t X;
-        if (medium && inner)
-            X = ri(16, rank == 1 ? 64 : rank == 2 ? 40 : 24);
-        else if (medium)
-            X = ri(1, rank == 2 ? 5 : 3);
-        else
-            X = ri(1, rank == 1 ? 14 : rank == 2 ? 7 : 5);
-        const int64_t K = ri(1, 4), d = ri(1, 3), s = ri(1, 3);
-        const int64_t eff = (K - 1) * d + 1;
-        // Pads up to the whole dilated kernel: border windows that lie entirely in the padding.
-        int64_t pb = ri(0, eff), pe = ri(0, eff);
-        if (p.auto_pad == deconv_ref::AutoPad::Explicit) {
-            while (X + pb + pe < eff) (ri(0, 1) ? pb : pe)++;  // keep Y >= 1
-        } else if (p.auto_pad == deconv_ref::AutoPad::Valid) {
-            X = std::max(X, eff);
-        }
-        p.input_shape.push_back(X);
-        p.filter_shape.push_back(K);
-        p.strides.push_back(s);
-        p.dilations.push_back(d);
-        p.pads_begin.push_back(pb);
-        p.pads_end.push_back(pe);
-    }
-    auto all_eq = [](const std::vector<int64_t> &v, int64_t x) {
-        return std::all_of(v.begin(), v.end(), [x](int64_t y) { return y == x; });
-    };
-    // Sometimes leave attributes at their defaults (empty vectors).
-    if (all_eq(p.strides, 1) && ri(0, 1)) p.strides.clear();
-    if (all_eq(p.dilations, 1) && ri(0, 1)) p.dilations.clear();
-    if (all_eq(p.pads_begin, 0) && all_eq(p.pads_end, 0) && ri(0, 1)) {
-        p.pads_begin.clear();
-        p.pads_end.clear();
-    }
-    return p;
+// The shared generator's forward cases (check.h's make_case, op GroupConvolution), in both data
+// formats; the salt keeps them apart from the backprop sweeps'.
+constexpr deconv_test::CaseSpec kForwardSpec{deconv_test::CaseOp::Forward, deconv_test::CaseFormat::Either,
+                                             /*wide=*/false, 0xF0A4A4Dull};
+
+deconv_test::GenCase make_fwd_case(DType t, int rank, int index) {
+    return deconv_test::make_case(kForwardSpec, t, rank, index);
 }
 
 // The forward reference is the adjoint of the backprop reference (which its own conformance
@@ -200,8 +146,9 @@ TEST(ForwardReference, AdjointOfBackpropReference) {
     int checked = 0;
     for (int rank = 1; rank <= 3; rank++)
         for (int i = 0; i < 120; i++) {
-            std::mt19937 rng(static_cast<uint32_t>(1000 * rank + i));
-            const ForwardProblem p = random_problem(rank, rng, i % 7 == 3, i % 4);
+            const deconv_test::GenCase c = make_fwd_case(DType::f64, rank, 1000 + i);
+            const ForwardProblem &p = c.fp;
+            std::mt19937 rng(static_cast<uint32_t>(c.seed));
             const auto rf = deconv_ref::resolve_forward(p);
             const auto x = deconv_test::random_values(DType::f64, deconv_ref::product(p.input_shape), rng);
             const auto w = deconv_test::random_values(DType::f64, deconv_ref::product(p.filter_shape), rng);
@@ -237,112 +184,6 @@ TEST(ForwardReference, AdjointOfBackpropReference) {
     EXPECT_EQ(checked, 360);
 }
 
-// ---------------------------------------------------------------- running one case
-
-struct FwdCase {
-    ForwardProblem p;
-    DType dtype = DType::f32;
-    DataFormat format = DataFormat::NCX;
-    int api = 0;  // 0: free function, dense; 1: Plan (run twice); 2: strided views
-    uint64_t seed = 0;
-    std::vector<double> input, filter;  // NCX, representable in dtype
-};
-
-std::string describe(const FwdCase &c) {
-    static const char *apis[] = {"free-function", "plan", "strided-views"};
-    return deconv_ref::describe(c.p) + " format=" + fmt_str(c.format) +
-           " dtype=" + deconv_test::dt_str(c.dtype) + " api=" + apis[c.api] +
-           " seed=" + std::to_string(c.seed);
-}
-
-// Runs the case through the library and compares with the reference (in the case's format).
-::testing::AssertionResult run_fwd_and_check(const FwdCase &c) {
-    const ForwardProblem &p = c.p;
-    const DType t = c.dtype;
-    const deconv_ref::Result ref_ncx = deconv_ref::compute_forward(p, c.input, c.filter);
-    const deconv_ref::Result ref = result_in(c.format, ref_ncx);
-    const bool nxc = c.format == DataFormat::NXC;
-    const auto in_shape = shape_in(c.format, p.input_shape);
-    const auto &out_shape = ref.shape.output_shape;
-    const auto in_vals = nxc ? ncx_to_nxc(c.input, p.input_shape) : c.input;
-    const auto attrs = deconv_test::to_lib_attrs(p, c.format);
-    auto fail = [&]() { return ::testing::AssertionFailure() << describe(c) << "\n  "; };
-    try {
-        const deconv::ShapeInfo info = deconv::infer_shape(kOp, in_shape, p.filter_shape, attrs);
-        if (info.output_shape != out_shape || info.pads_begin != ref.shape.pads_begin ||
-            info.pads_end != ref.shape.pads_end)
-            return fail() << "infer_shape gives " << vec_str(info.output_shape) << " pads "
-                          << vec_str(info.pads_begin) << "/" << vec_str(info.pads_end)
-                          << ", reference " << vec_str(out_shape) << " pads "
-                          << vec_str(ref.shape.pads_begin) << "/" << vec_str(ref.shape.pads_end);
-        if (info.groups != p.filter_shape[0] || info.data_format != c.format)
-            return fail() << "infer_shape gives groups " << info.groups << ", data_format "
-                          << fmt_str(info.data_format);
-
-        if (c.api == 0 || c.api == 1) {
-            Buffer in(t, in_shape), w(t, p.filter_shape), out(t, out_shape);
-            deconv_test::fill(in, in_vals);
-            deconv_test::fill(w, c.filter);
-            out.fill_bytes(0xCD);
-            std::optional<deconv::Plan> plan;
-            if (c.api == 0) {
-                deconv::group_convolution(in.cview(), w.cview(), out.view(), attrs);
-            } else {
-                plan = deconv::Plan::create(kOp, t, in_shape, p.filter_shape, attrs);
-                if (plan->shape().output_shape != out_shape || plan->op() != kOp)
-                    return fail() << "Plan::shape() " << vec_str(plan->shape().output_shape);
-                plan->run(in.data(), w.data(), out.data());
-            }
-            if (!out.guards_intact()) return fail() << "wrote outside the output buffer";
-            auto r = deconv_test::compare_to_reference(t, deconv_test::read_all(out), ref);
-            if (!r) return fail() << (plan ? "first Plan::run: " : "") << r.message();
-            if (!plan) return r;
-            // Again on new input values, into the output that holds the first result.
-            std::mt19937 rng(static_cast<uint32_t>(c.seed * 7 + 1));
-            const auto input2 = deconv_test::random_values(t, in.count, rng);
-            const auto ref2 = result_in(c.format, deconv_ref::compute_forward(p, input2, c.filter));
-            deconv_test::fill(in, nxc ? ncx_to_nxc(input2, p.input_shape) : input2);
-            plan->run(in.data(), w.data(), out.data());
-            r = deconv_test::compare_to_reference(t, deconv_test::read_all(out), ref2);
-            if (!r) return fail() << "second Plan::run: " << r.message();
-            return r;
-        }
-        // Strided views into larger buffers (gaps poisoned), possibly with permuted axes.
-        std::mt19937 rng(static_cast<uint32_t>(c.seed * 13 + 5));
-        const auto li = deconv_test::make_layout(in_shape, rng, rng() % 2 == 0);
-        const auto lw = deconv_test::make_layout(p.filter_shape, rng, rng() % 2 == 0);
-        const auto lo = deconv_test::make_layout(out_shape, rng, rng() % 2 == 0);
-        Buffer in(t, in_shape, li.span), w(t, p.filter_shape, lw.span), out(t, out_shape, lo.span);
-        deconv_test::fill_strided(in, in_shape, li.strides, in_vals);
-        deconv_test::fill_strided(w, p.filter_shape, lw.strides, c.filter);
-        out.fill_bytes(0xCD);
-        const auto before = out.payload();
-        const deconv::ConstTensorView iv(in.data(), t, in_shape, li.strides);
-        const deconv::ConstTensorView wv(w.data(), t, p.filter_shape, lw.strides);
-        const deconv::TensorView ov{out.data(), t, out_shape, lo.strides};
-        const bool use_plan = rng() % 2 == 0;
-        if (use_plan)
-            deconv::Plan::create(kOp, t, in_shape, p.filter_shape, attrs).run(iv, wv, ov);
-        else
-            deconv::group_convolution(iv, wv, ov, attrs);
-        if (!out.guards_intact()) return fail() << "wrote outside the output buffer";
-        const auto read = deconv_test::read_strided(out, out_shape, lo, before);
-        if (read.gap >= 0)
-            return fail() << "wrote into a gap of the strided output view at element " << read.gap
-                              << " (strides " << vec_str(lo.strides) << ")";
-        auto r = deconv_test::compare_to_reference(t, read.values, ref);
-        if (!r)
-            return fail() << (use_plan ? "Plan::run(views)" : "free function") << " in strides "
-                          << vec_str(li.strides) << " w strides " << vec_str(lw.strides)
-                          << " out strides " << vec_str(lo.strides) << ": " << r.message();
-        return r;
-    } catch (const deconv::Error &e) {
-        return fail() << "deconv::Error: " << e.what();
-    } catch (const std::exception &e) {
-        return fail() << "exception: " << e.what();
-    }
-}
-
 // ---------------------------------------------------------------- OpenVINO's vectors
 
 struct ConfCase {
@@ -360,18 +201,19 @@ bool any_negative(const std::vector<double> &v) {
     return std::any_of(v.begin(), v.end(), [](double x) { return x < 0; });
 }
 
-const char *const kForwardVectors = "openvino/group_convolution.json";
-
 const std::vector<ConfCase> &conf_cases() {
     static const std::vector<ConfCase> cases = [] {
         std::vector<ConfCase> v;
         std::set<std::string> used;
-        const deconv_test::VectorFile f = deconv_test::load_vectors(kForwardVectors);
-        if (!f.error.empty()) {
-            v.push_back({"load_error", deconv_test::json(), DType::f32, DataFormat::NCX, f.error});
+        std::string err;
+        const auto doc = deconv_test::load_json(
+            deconv_test::shared_path("conformance/openvino/group_convolution.json"), &err);
+        if (doc.is_null() || !doc.contains("cases")) {
+            v.push_back({"load_error", deconv_test::json(), DType::f32, DataFormat::NCX,
+                         err.empty() ? "no cases" : err});
             return v;
         }
-        for (const auto &c : f.cases) {
+        for (const auto &c : doc["cases"]) {
             const auto data = deconv_test::dvec(c.at("input")), filt = deconv_test::dvec(c.at("filter"));
             const bool ints = all_integer(data) && all_integer(filt);
             const bool neg = any_negative(data) || any_negative(filt);
@@ -383,7 +225,7 @@ const std::vector<ConfCase> &conf_cases() {
                 if (*t == DType::u8 && neg) continue;
                 for (DataFormat f : {DataFormat::NCX, DataFormat::NXC})
                     v.push_back({deconv_test::sanitize_name(c.at("name").get<std::string>() + "_" +
-                                                                tn.get<std::string>() + "_" + fmt_str(f),
+                                                                tn.get<std::string>() + "_" + format_str(f),
                                                             used),
                                  c, *t, f, ""});
             }
@@ -416,7 +258,7 @@ TEST_P(ForwardConformance, MatchesExpectedAndReference) {
     ASSERT_TRUE(c.at("output_shape_input").is_null()) << "GroupConvolution takes no output_shape";
     const int rank = static_cast<int>(p.input_shape.size()) - 2;
     SCOPED_TRACE(c.at("name").get<std::string>() + " as " + deconv_test::dt_str(t) + " " +
-                 fmt_str(f) + ": " + deconv_ref::describe(p));
+                 format_str(f) + ": " + deconv_ref::describe(p));
 
     const auto orig_in = deconv_test::dvec(c.at("input"));
     const auto orig_w = deconv_test::dvec(c.at("filter"));
@@ -486,34 +328,9 @@ INSTANTIATE_TEST_SUITE_P(OpenVino, ForwardConformance,
                              return conf_cases()[pinfo.param].name;
                          });
 
-TEST(ForwardConformanceData, EveryVectorRuns) {
-    std::set<std::string> covered;
-    for (const ConfCase &cc : conf_cases())
-        if (cc.load_error.empty()) covered.insert(cc.j.at("name").get<std::string>());
-    deconv_test::expect_every_vector_runs("OpenVino/ForwardConformance", {kForwardVectors}, covered,
-                                          conf_cases().size());
-}
-
 // ---------------------------------------------------------------- the random sweep
 
 constexpr int kFwdCasesPerShard = 150;  // 7 dtypes x 3 ranks x 150 = 3150 cases
-
-FwdCase make_fwd_case(DType t, int rank, int index) {
-    FwdCase c;
-    c.dtype = t;
-    c.seed = deconv_test::sweep_seed(t, rank, 50000 + index);  // apart from the backprop sweep's
-    std::mt19937 rng(static_cast<uint32_t>(c.seed ^ (c.seed >> 32)));
-    const int ap = std::uniform_int_distribution<int>(0, 9)(rng);
-    const int mode = ap < 4 ? 0 : ap < 6 ? 1 : ap < 8 ? 2 : 3;  // explicit, upper, lower, valid
-    // One case in five is "medium" (long inner rows, more output channels), see random_problem.
-    c.p = random_problem(rank, rng, index % 5 == 3, mode);
-    c.format = std::uniform_int_distribution<int>(0, 1)(rng) ? DataFormat::NXC : DataFormat::NCX;
-    const int k = index % 10;
-    c.api = k < 5 ? 0 : k < 8 ? 1 : 2;
-    c.input = deconv_test::random_values(t, deconv_ref::product(c.p.input_shape), rng);
-    c.filter = deconv_test::random_values(t, deconv_ref::product(c.p.filter_shape), rng);
-    return c;
-}
 
 using deconv_test::Shard;
 
@@ -528,12 +345,12 @@ TEST_P(ForwardSweep, MatchesReference) {
     int modes[4] = {0, 0, 0, 0};
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < kFwdCasesPerShard; i++) {
-        const FwdCase c = make_fwd_case(t, rank, i);
+        const deconv_test::GenCase c = make_fwd_case(t, rank, i);
         nxc += c.format == DataFormat::NXC;
         plan += c.api == 1;
         views += c.api == 2;
-        modes[static_cast<int>(c.p.auto_pad)]++;
-        const auto r = run_fwd_and_check(c);
+        modes[static_cast<int>(c.fp.auto_pad)]++;
+        const auto r = deconv_test::run_and_check(c);
         if (!r && ++failed <= 10) ADD_FAILURE() << "forward sweep case #" << i << ": " << r.message();
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -549,22 +366,22 @@ INSTANTIATE_TEST_SUITE_P(Shards, ForwardSweep, ::testing::ValuesIn(deconv_test::
 
 // The generator really covers what the sweep claims (independent of the library).
 TEST(ForwardSweepCoverage, GeneratorCoversTheSpace) {
-    int total = 0, depthwise = 0, nxc = 0, batch2 = 0, defaults = 0, medium_tiles = 0;
+    int total = 0, depthwise = 0, nxc = 0, batched = 0, defaults = 0, medium_tiles = 0;
     int s3 = 0, d3 = 0, k1 = 0, k4 = 0, asym = 0, all_pad_window = 0, odd_same = 0, ignored = 0;
     int modes[4] = {0, 0, 0, 0}, apis[3] = {0, 0, 0}, ranks[4] = {0, 0, 0, 0};
     for (DType t : deconv_test::all_dtypes())
         for (int rank = 1; rank <= 3; rank++)
             for (int i = 0; i < kFwdCasesPerShard; i++) {
-                const FwdCase c = make_fwd_case(t, rank, i);
-                const auto r = deconv_ref::resolve_forward(c.p);
+                const deconv_test::GenCase c = make_fwd_case(t, rank, i);
+                const auto r = deconv_ref::resolve_forward(c.fp);
                 total++;
                 ranks[rank]++;
-                modes[static_cast<int>(c.p.auto_pad)]++;
+                modes[static_cast<int>(c.fp.auto_pad)]++;
                 apis[c.api]++;
                 if (c.format == DataFormat::NXC) nxc++;
                 if (r.groups >= 3 && r.c_in == 1 && r.c_out == 1) depthwise++;
-                if (r.n == 2) batch2++;
-                if (c.p.strides.empty()) defaults++;
+                if (r.n >= 2) batched++;
+                if (c.fp.strides.empty()) defaults++;
                 if (r.c_out >= 8 && r.in_spatial.back() >= 16) medium_tiles++;
                 for (int a = 0; a < rank; a++) {
                     const int64_t eff = (r.kernel[a] - 1) * r.dilations[a] + 1;
@@ -574,30 +391,31 @@ TEST(ForwardSweepCoverage, GeneratorCoversTheSpace) {
                     k4 += r.kernel[a] == 4;
                     asym += r.pads_begin[a] != r.pads_end[a];
                     all_pad_window += r.pads_begin[a] >= eff || r.pads_end[a] >= eff;
-                    odd_same += c.p.auto_pad != deconv_ref::AutoPad::Explicit &&
-                                c.p.auto_pad != deconv_ref::AutoPad::Valid &&
+                    odd_same += c.fp.auto_pad != deconv_ref::AutoPad::Explicit &&
+                                c.fp.auto_pad != deconv_ref::AutoPad::Valid &&
                                 (r.pads_begin[a] + r.pads_end[a]) % 2 == 1;
-                    ignored += c.p.auto_pad != deconv_ref::AutoPad::Explicit &&
-                               !c.p.pads_begin.empty() && c.p.pads_begin[a] != r.pads_begin[a];
+                    ignored += c.fp.auto_pad != deconv_ref::AutoPad::Explicit &&
+                               !c.fp.pads_begin.empty() && c.fp.pads_begin[a] != r.pads_begin[a];
                 }
             }
     std::printf("[ coverage ] %d cases: explicit/same_upper/same_lower/valid %d/%d/%d/%d, "
-                "free/plan/views %d/%d/%d, nxc %d, depthwise %d, batch 2 %d, default attrs %d, "
+                "free/plan/views %d/%d/%d, nxc %d, depthwise %d, batch >= 2 %d, default attrs %d, "
                 "medium %d; axes: s=3 %d, d=3 %d, K=1 %d, K=4 %d, asymmetric pads %d, "
                 "all-padding windows %d, odd same_* totals %d, ignored pads %d\n",
                 total, modes[0], modes[1], modes[2], modes[3], apis[0], apis[1], apis[2], nxc,
-                depthwise, batch2, defaults, medium_tiles, s3, d3, k1, k4, asym, all_pad_window,
+                depthwise, batched, defaults, medium_tiles, s3, d3, k1, k4, asym, all_pad_window,
                 odd_same, ignored);
     EXPECT_EQ(total, 7 * 3 * kFwdCasesPerShard);
     for (int rank = 1; rank <= 3; rank++) EXPECT_EQ(ranks[rank], 7 * kFwdCasesPerShard);
     // Fractions of the cases (or of the axes, ~2 per case), well below what the generator gives.
     const double n = total, axes = 2.0 * total;
     for (int m = 0; m < 4; m++) EXPECT_GT(modes[m], 0.12 * n) << "auto_pad mode " << m;
-    for (int a = 0; a < 3; a++) EXPECT_GT(apis[a], 0.15 * n) << "api " << a;
+    // The shared generator's API mix: 2 in 10 through a Plan, 4 in 30 through strided views.
+    for (int a = 0; a < 3; a++) EXPECT_GT(apis[a], 0.1 * n) << "api " << a;
     EXPECT_GT(nxc, 0.4 * n);
     EXPECT_LT(nxc, 0.6 * n);
     EXPECT_GT(depthwise, 0.12 * n);
-    EXPECT_GT(batch2, 0.35 * n);
+    EXPECT_GT(batched, 0.35 * n);
     EXPECT_GT(defaults, 0.01 * n);
     EXPECT_GT(medium_tiles, 0.03 * n);
     EXPECT_GT(s3, 0.25 * axes);
@@ -639,7 +457,7 @@ struct AdjParam {
     DataFormat format;  // of the forward call (the backprop call always runs NCX)
 };
 std::ostream &operator<<(std::ostream &os, const AdjParam &p) {
-    return os << deconv_test::dt_str(p.dtype) << " rank " << p.rank << " " << fmt_str(p.format);
+    return os << deconv_test::dt_str(p.dtype) << " rank " << p.rank << " " << format_str(p.format);
 }
 
 std::vector<AdjParam> adjoint_params() {
@@ -664,13 +482,14 @@ TEST_P(ForwardAdjoint, MatchesBackprop) {
     int failed = 0, with_output_shape = 0, shift_detected = 0, shift_tried = 0, nonzero = 0;
     int modes[4] = {0, 0, 0, 0};
     for (int i = 0; i < kAdjointCases; i++) {
-        std::mt19937 rng(static_cast<uint32_t>(deconv_test::sweep_seed(t, rank, 90000 + i)) +
-                         (f == DataFormat::NXC ? 17u : 0u));
-        // i % 4 cycles explicit, same_upper, same_lower, valid; one case in eight is medium.
-        const ForwardProblem p = random_problem(rank, rng, i % 8 == 5, i % 4);
-        modes[i % 4]++;
+        // The sweep's problems (every auto_pad, one in five medium); the format is the
+        // parameter's, and the values are drawn here (y too).
+        const deconv_test::GenCase c = make_fwd_case(t, rank, 90000 + i);
+        const ForwardProblem &p = c.fp;
+        std::mt19937 rng(static_cast<uint32_t>(c.seed) + (f == DataFormat::NXC ? 17u : 0u));
+        modes[static_cast<int>(p.auto_pad)]++;
         SCOPED_TRACE("adjoint case #" + std::to_string(i) + ": " + deconv_ref::describe(p) +
-                     " format=" + fmt_str(f) + " dtype=" + deconv_test::dt_str(t));
+                     " format=" + format_str(f) + " dtype=" + deconv_test::dt_str(t));
         const auto &xs = p.input_shape;
         const auto &ws = p.filter_shape;
         const int64_t G = ws[0], cout = ws[1], cin = ws[2];
@@ -811,7 +630,7 @@ TEST_P(ForwardAdjoint, MatchesBackprop) {
     std::printf("[ adjoint  ] %s rank %d %s: %d cases (explicit/same_upper/same_lower/valid "
                 "%d/%d/%d/%d; %d with products), %d also with output_shape, shifted pad "
                 "detected %d/%d\n",
-                deconv_test::dt_str(t), rank, fmt_str(f), kAdjointCases, modes[0], modes[1],
+                deconv_test::dt_str(t), rank, format_str(f), kAdjointCases, modes[0], modes[1],
                 modes[2], modes[3], nonzero, with_output_shape, shift_detected, shift_tried);
 }
 
@@ -819,7 +638,7 @@ INSTANTIATE_TEST_SUITE_P(Adjoint, ForwardAdjoint, ::testing::ValuesIn(adjoint_pa
                          [](const ::testing::TestParamInfo<AdjParam> &pinfo) {
                              return std::string(deconv_test::dt_str(pinfo.param.dtype)) + "_rank" +
                                     std::to_string(pinfo.param.rank) + "_" +
-                                    fmt_str(pinfo.param.format);
+                                    format_str(pinfo.param.format);
                          });
 
 // ---------------------------------------------------------------- errors
@@ -1035,19 +854,19 @@ TEST(ForwardPlan, MacsCountInRangeTerms) {
     for (int rank = 1; rank <= 3; rank++) {
         if (!deconv_test::rank_built(rank)) continue;
         for (int i = 0; i < 40; i++) {
-            const FwdCase c = make_fwd_case(DType::f32, rank, 7000 + i);
-            const auto ref = deconv_ref::compute_forward(c.p, c.input, c.filter);
+            const deconv_test::GenCase c = make_fwd_case(DType::f32, rank, 7000 + i);
+            const auto ref = deconv_ref::compute_forward(c.fp, c.input, c.filter);
             try {
                 const auto plan = deconv::Plan::create(kOp, DType::f32,
-                                                       shape_in(c.format, c.p.input_shape),
-                                                       c.p.filter_shape, deconv_test::to_lib_attrs(c.p, c.format));
+                                                       shape_in(c.format, c.fp.input_shape),
+                                                       c.fp.filter_shape, deconv_test::to_lib_attrs(c.fp, c.format));
                 EXPECT_EQ(plan.op(), kOp);
                 EXPECT_EQ(plan.dtype(), DType::f32);
                 if (plan.macs() != ref.macs && ++bad <= 5)
-                    ADD_FAILURE() << describe(c) << ": macs() " << plan.macs()
+                    ADD_FAILURE() << deconv_test::describe(c) << ": macs() " << plan.macs()
                                   << ", in-range terms " << ref.macs;
             } catch (const deconv::Error &e) {
-                if (++bad <= 5) ADD_FAILURE() << describe(c) << ": " << e.what();
+                if (++bad <= 5) ADD_FAILURE() << deconv_test::describe(c) << ": " << e.what();
             }
             checked++;
         }

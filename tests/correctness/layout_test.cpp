@@ -41,232 +41,33 @@ deconv::Attributes nxc_attrs(const deconv_ref::Problem &p) {
     return a;
 }
 
-void run_free_nxc(const deconv_ref::Problem &p, const deconv::ConstTensorView &in,
-                  const deconv::ConstTensorView &w, const deconv::TensorView &out) {
-    const auto a = nxc_attrs(p);
-    if (p.grouped)
-        deconv::group_convolution_backprop_data(in, w, out, a, p.output_shape);
-    else
-        deconv::convolution_backprop_data(in, w, out, a, p.output_shape);
-}
-
 // ---------------------------------------------------------------- one problem
 
-struct LCase {
-    deconv_ref::Problem p;  // NCX shapes, as the reference sees them
-    DType dtype = DType::f32;
-    int api = 0;  // 0 free function dense, 1 Plan dense (twice), 2 strided views
-    uint64_t seed = 0;
-    std::vector<double> input;   // NCX values (transposed to NXC for the library)
-    std::vector<double> filter;  // the filter, same layout for both formats
-};
-
-std::string describe(const LCase &c) {
-    static const char *apis[] = {"free-function", "plan", "strided-views"};
-    return "NXC " + deconv_ref::describe(c.p) + " (data " + vec_str(nxc_shape(c.p.input_shape)) + ") dtype=" +
-           deconv_test::dt_str(c.dtype) + " api=" + apis[c.api] + " seed=" + std::to_string(c.seed);
-}
-
-::testing::AssertionResult run_and_check(const LCase &c) {
-    const deconv_ref::Problem &p = c.p;
-    auto fail = [&]() { return ::testing::AssertionFailure() << describe(c) << "\n  "; };
-    try {
-        const deconv_ref::Result ref_ncx = deconv_ref::compute(p, c.input, c.filter);
-        const deconv_ref::Result ref = result_in(DataFormat::NXC, ref_ncx);
-        const auto &out_shape = ref.shape.output_shape;
-        const auto in_shape = nxc_shape(p.input_shape);
-        const auto in_values = ncx_to_nxc(c.input, p.input_shape);
-        const auto attrs = nxc_attrs(p);
-        const deconv::Op op = deconv_test::lib_op(p);
-
-        const deconv::ShapeInfo info = deconv::infer_shape(op, in_shape, p.filter_shape, attrs, p.output_shape);
-        if (info.output_shape != out_shape || info.pads_begin != ref.shape.pads_begin ||
-            info.pads_end != ref.shape.pads_end || info.data_format != DataFormat::NXC)
-            return fail() << "infer_shape gives " << vec_str(info.output_shape) << " pads "
-                          << vec_str(info.pads_begin) << "/" << vec_str(info.pads_end) << " format "
-                          << (info.data_format == DataFormat::NXC ? "NXC" : "NCX") << ", reference "
-                          << vec_str(out_shape) << " pads " << vec_str(ref.shape.pads_begin) << "/"
-                          << vec_str(ref.shape.pads_end);
-
-        if (c.api == 0) {
-            Buffer in(c.dtype, in_shape), w(c.dtype, p.filter_shape), out(c.dtype, out_shape);
-            deconv_test::fill(in, in_values);
-            deconv_test::fill(w, c.filter);
-            out.fill_bytes(0xCD);
-            run_free_nxc(p, in.cview(), w.cview(), out.view());
-            if (!out.guards_intact()) return fail() << "wrote outside the output buffer";
-            auto r = deconv_test::compare_to_reference(c.dtype, deconv_test::read_all(out), ref);
-            if (!r) return fail() << r.message();
-            return r;
-        }
-        if (c.api == 1) {
-            const deconv::Plan plan =
-                deconv::Plan::create(op, c.dtype, in_shape, p.filter_shape, attrs, p.output_shape);
-            if (plan.shape().output_shape != out_shape)
-                return fail() << "Plan::shape() " << vec_str(plan.shape().output_shape);
-            if (plan.macs() != ref.macs)
-                return fail() << "Plan::macs() " << plan.macs() << ", in-range terms " << ref.macs;
-            Buffer in(c.dtype, in_shape), w(c.dtype, p.filter_shape), out(c.dtype, out_shape);
-            deconv_test::fill(in, in_values);
-            deconv_test::fill(w, c.filter);
-            out.fill_bytes(0xCD);
-            plan.run(in.data(), w.data(), out.data());
-            if (!out.guards_intact()) return fail() << "wrote outside the output buffer";
-            auto r = deconv_test::compare_to_reference(c.dtype, deconv_test::read_all(out), ref);
-            if (!r) return fail() << "first Plan::run: " << r.message();
-            std::mt19937 rng(static_cast<uint32_t>(c.seed * 7 + 1));
-            const auto input2 = deconv_test::random_values(c.dtype, in.count, rng);  // NCX order
-            deconv_test::fill(in, ncx_to_nxc(input2, p.input_shape));
-            const deconv_ref::Result ref2 = result_in(DataFormat::NXC, deconv_ref::compute(p, input2, c.filter));
-            plan.run(in.data(), w.data(), out.data());
-            r = deconv_test::compare_to_reference(c.dtype, deconv_test::read_all(out), ref2);
-            if (!r) return fail() << "second Plan::run: " << r.message();
-            return r;
-        }
-        // Strided views: NXC shapes with gaps on every axis, sometimes in a permuted memory
-        // order (then the logical NXC view is physically something else).
-        std::mt19937 rng(static_cast<uint32_t>(c.seed * 13 + 5));
-        const auto li = deconv_test::make_layout(in_shape, rng, rng() % 4 == 0);
-        const auto lw = deconv_test::make_layout(p.filter_shape, rng, rng() % 4 == 0);
-        const auto lo = deconv_test::make_layout(out_shape, rng, rng() % 4 == 0);
-        Buffer in(c.dtype, in_shape, li.span), w(c.dtype, p.filter_shape, lw.span), out(c.dtype, out_shape, lo.span);
-        deconv_test::fill_strided(in, in_shape, li.strides, in_values);
-        deconv_test::fill_strided(w, p.filter_shape, lw.strides, c.filter);
-        out.fill_bytes(0xCD);
-        const auto before = out.payload();
-        const deconv::ConstTensorView iv(in.data(), c.dtype, in_shape, li.strides);
-        const deconv::ConstTensorView wv(w.data(), c.dtype, p.filter_shape, lw.strides);
-        const deconv::TensorView ov{out.data(), c.dtype, out_shape, lo.strides};
-        const bool use_plan = rng() % 3 != 0;
-        if (use_plan)
-            deconv::Plan::create(op, c.dtype, in_shape, p.filter_shape, attrs, p.output_shape).run(iv, wv, ov);
-        else
-            run_free_nxc(p, iv, wv, ov);
-        if (!out.guards_intact()) return fail() << "wrote outside the output buffer";
-        const auto read = deconv_test::read_strided(out, out_shape, lo, before);
-        if (read.gap >= 0)
-            return fail() << "wrote into a gap of the strided output view at element " << read.gap << " (strides "
-                              << vec_str(lo.strides) << ")";
-        auto r = deconv_test::compare_to_reference(c.dtype, read.values, ref);
-        if (!r)
-            return fail() << (use_plan ? "Plan::run(views)" : "free function") << " in strides "
-                          << vec_str(li.strides) << " w strides " << vec_str(lw.strides) << " out strides "
-                          << vec_str(lo.strides) << ": " << r.message();
-        return r;
-    } catch (const deconv::Error &e) {
-        return fail() << "deconv::Error: " << e.what();
-    } catch (const std::exception &e) {
-        return fail() << "exception: " << e.what();
-    }
+// A problem (NCX shapes, as the reference sees them) as an NXC case of the shared runner.
+deconv_test::GenCase nxc_case(DType t, uint64_t seed, int api, const deconv_ref::Problem &p, std::mt19937 &rng) {
+    deconv_test::GenCase c;
+    c.format = DataFormat::NXC;
+    c.dtype = t;
+    c.seed = seed;
+    c.api = api;
+    c.p = p;
+    c.input = deconv_test::random_values(t, deconv_ref::product(p.input_shape), rng);
+    c.filter = deconv_test::random_values(t, deconv_ref::product(p.filter_shape), rng);
+    return c;
 }
 
 // ---------------------------------------------------------------- the sweep
 
 constexpr int kCasesPerShard = 96;
-// Output channels per group of the wide cases: the channels-last kernels' scalar (< 4), 4-lane,
-// one-vector and full-tile paths, with tails (5, 13, 67: tiles shifted inwards).
-constexpr int64_t kWide[] = {1, 3, 5, 8, 13, 16, 32, 48, 64, 67, 96};
-constexpr int kWideCount = 11;
-constexpr int64_t kMacBudget = 400000;  // per case, to keep the naive reference quick
+using deconv_test::kWideChannels;
 
-LCase make_lcase(DType t, int rank, int index) {
-    LCase c;
-    c.dtype = t;
-    c.seed = deconv_test::sweep_seed(t, rank, index) ^ 0x1A7007C4A11ull;
-    std::mt19937 rng(static_cast<uint32_t>(c.seed ^ (c.seed >> 32)));
-    auto ri = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
-    const bool big3 = rank == 3;
-    const bool wide = index % 4 >= 2;
-    deconv_ref::Problem &p = c.p;
-    p.grouped = ri(0, 9) < 6;
-    int64_t G = 1, cin = 1, cout = 1, N = 1;
-    if (wide) {
-        if (p.grouped && ri(0, 3) == 0) {  // depthwise over many channels
-            G = kWide[2 + (index / 4 + rank) % (kWideCount - 2)];
-        } else {
-            G = p.grouped ? ri(1, 2) : 1;
-            cin = ri(1, big3 ? 2 : 4);
-            cout = kWide[(index / 4 + rank) % kWideCount];
-        }
-        N = ri(1, 2);
-    } else {
-        if (p.grouped && ri(0, 3) == 0) {
-            G = ri(3, big3 ? 6 : 12);
-        } else {
-            G = p.grouped ? ri(1, 4) : 1;
-            cin = ri(1, big3 ? 2 : 3);
-            cout = ri(1, big3 ? 2 : 3);
-        }
-        N = ri(1, 3);
-    }
-    std::vector<int64_t> X(rank), K(rank), S(rank), Dl(rank);
-    for (int a = 0; a < rank; a++) {
-        const bool inner = a == rank - 1;
-        X[a] = wide ? (inner ? ri(1, rank == 1 ? 40 : rank == 2 ? 20 : 12) : ri(1, big3 ? 2 : 3))
-                    : ri(1, rank == 1 ? 12 : rank == 2 ? 6 : 4);
-        K[a] = ri(1, big3 ? 3 : 5);
-        Dl[a] = ri(1, big3 ? 2 : 3);
-        S[a] = ri(1, 4);
-    }
-    // Keep the reference's work bounded: shrink the batch, the outer rows, C_IN, the taps.
-    auto macs = [&] {
-        return N * G * cin * cout * deconv_ref::product(X) * deconv_ref::product(K);
-    };
-    while (macs() > kMacBudget) {
-        if (N > 1) { N--; continue; }
-        int outer = -1;
-        for (int a = 0; a + 1 < rank; a++)
-            if (X[a] > 1 && (outer < 0 || X[a] > X[outer])) outer = a;
-        if (outer >= 0) { X[outer]--; continue; }
-        if (cin > 1) { cin--; continue; }
-        int ka = 0;
-        for (int a = 1; a < rank; a++)
-            if (K[a] > K[ka]) ka = a;
-        if (K[ka] > 1) { K[ka]--; continue; }
-        X[rank - 1]--;
-    }
-    p.input_shape = {N, G * cin};
-    p.filter_shape = p.grouped ? std::vector<int64_t>{G, cin, cout} : std::vector<int64_t>{cin, cout};
-    const int ap = static_cast<int>(ri(0, 9));
-    p.auto_pad = ap < 4 ? deconv_ref::AutoPad::Explicit
-                 : ap < 6 ? deconv_ref::AutoPad::SameUpper
-                 : ap < 8 ? deconv_ref::AutoPad::SameLower
-                          : deconv_ref::AutoPad::Valid;
-    const bool with_output_shape = ri(0, 9) < 3;
-    std::vector<int64_t> os;
-    for (int a = 0; a < rank; a++) {
-        const int64_t s = S[a], d = Dl[a];
-        const int64_t op = ri(0, 1) ? 0 : ri(0, s + 1);
-        const int64_t eff = (K[a] - 1) * d + 1;
-        const int64_t span = s * (X[a] - 1) + eff;
-        int64_t pb = ri(0, eff), pe = ri(0, eff);
-        if (p.auto_pad == deconv_ref::AutoPad::Explicit && !with_output_shape)
-            while (span - pb - pe + op < 1) (pe > 0 ? pe : pb)--;
-        p.input_shape.push_back(X[a]);
-        p.filter_shape.push_back(K[a]);
-        p.strides.push_back(s);
-        p.dilations.push_back(d);
-        p.pads_begin.push_back(pb);
-        p.pads_end.push_back(pe);
-        p.output_padding.push_back(op);
-        os.push_back(ri(std::max<int64_t>(1, span - 2 * eff - s), span + op + 3));
-    }
-    if (with_output_shape) p.output_shape = os;
-    auto all_eq = [](const std::vector<int64_t> &v, int64_t x) {
-        return std::all_of(v.begin(), v.end(), [x](int64_t y) { return y == x; });
-    };
-    if (all_eq(p.strides, 1) && ri(0, 1)) p.strides.clear();
-    if (all_eq(p.dilations, 1) && ri(0, 1)) p.dilations.clear();
-    if (all_eq(p.output_padding, 0) && ri(0, 1)) p.output_padding.clear();
-    if (all_eq(p.pads_begin, 0) && all_eq(p.pads_end, 0) && ri(0, 1)) {
-        p.pads_begin.clear();
-        p.pads_end.clear();
-    }
-    const int k = index % 10;
-    c.api = k < 6 ? 0 : k < 8 ? 1 : 2;
-    c.input = deconv_test::random_values(t, deconv_ref::product(p.input_shape), rng);
-    c.filter = deconv_test::random_values(t, deconv_ref::product(p.filter_shape), rng);
-    return c;
+// The shared generator's wide profile, channels last; the salt keeps its problems apart from
+// the NCX sweep's.
+constexpr deconv_test::CaseSpec kLayoutSpec{deconv_test::CaseOp::Backprop, deconv_test::CaseFormat::NXC,
+                                            /*wide=*/true, 0x1A7007C4A11ull};
+
+deconv_test::GenCase make_lcase(DType t, int rank, int index) {
+    return deconv_test::make_case(kLayoutSpec, t, rank, index);
 }
 
 using deconv_test::Shard;
@@ -277,15 +78,8 @@ class LayoutSweep : public ::testing::TestWithParam<Shard> {};
 // counted in `ran`, failures in `failed` (the first dozen reported).
 void check_random_case(DType t, uint64_t seed, int api, const deconv_ref::Problem &p, int &ran, int &failed) {
     std::mt19937 rng(static_cast<uint32_t>(seed));
-    LCase c;
-    c.dtype = t;
-    c.seed = seed;
-    c.api = api;
-    c.p = p;
-    c.input = deconv_test::random_values(t, deconv_ref::product(p.input_shape), rng);
-    c.filter = deconv_test::random_values(t, deconv_ref::product(p.filter_shape), rng);
     ran++;
-    const auto r = run_and_check(c);
+    const auto r = deconv_test::run_and_check(nxc_case(t, seed, api, p, rng));
     if (!r && ++failed <= 12) ADD_FAILURE() << r.message();
 }
 
@@ -297,8 +91,7 @@ TEST_P(LayoutSweep, NxcMatchesReference) {
     int failed = 0;
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < kCasesPerShard; i++) {
-        const LCase c = make_lcase(t, rank, i);
-        const auto r = run_and_check(c);
+        const auto r = deconv_test::run_and_check(make_lcase(t, rank, i));
         if (!r && ++failed <= 10) ADD_FAILURE() << "layout case #" << i << ": " << r.message();
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -318,7 +111,7 @@ TEST(LayoutSweepCoverage, GeneratorCoversTheSpace) {
     for (DType t : deconv_test::all_dtypes())
         for (int rank = 1; rank <= 3; rank++)
             for (int i = 0; i < kCasesPerShard; i++) {
-                const LCase c = make_lcase(t, rank, i);
+                const deconv_test::GenCase c = make_lcase(t, rank, i);
                 const auto r = deconv_ref::resolve(c.p);
                 couts.insert(r.c_out);
                 rows.insert(r.out_spatial.back());
@@ -340,7 +133,7 @@ TEST(LayoutSweepCoverage, GeneratorCoversTheSpace) {
                     neg_total += r.raw_pads_begin[a] < 0 || r.raw_pads_end[a] < 0;
                 }
             }
-    for (int64_t w : kWide) EXPECT_TRUE(couts.count(w)) << "no case with " << w << " output channels per group";
+    for (int64_t w : kWideChannels) EXPECT_TRUE(couts.count(w)) << "no case with " << w << " output channels per group";
     for (int64_t y = 1; y <= 40; y++) EXPECT_TRUE(rows.count(y)) << "no case with rows of " << y;
     EXPECT_GE(depthwise_groups.count(32) + depthwise_groups.count(48) + depthwise_groups.count(64), 2u);
     EXPECT_GT(depthwise, 60);
@@ -359,7 +152,7 @@ TEST(LayoutSweepCoverage, GeneratorCoversTheSpace) {
 
 // ---------------------------------------------------------------- wide channels
 
-// Every width of output channels per group (kWide) x rows of 1, 5, 17 and 40 output positions, both
+// Every width of output channels per group (kWideChannels) x rows of 1, 5, 17 and 40 output positions, both
 // ops, ranks 1-3, every built dtype.
 TEST(LayoutWide, EveryChannelWidthAndRowLength) {
     int ran = 0, failed = 0;
@@ -367,17 +160,14 @@ TEST(LayoutWide, EveryChannelWidthAndRowLength) {
     for (DType t : deconv_test::all_dtypes()) {
         if (!deconv_test::dtype_built(t)) continue;
         int i = 0;
-        for (int64_t cout : kWide)
+        for (int64_t cout : kWideChannels)
             for (int64_t row : row_lengths) {
                 const int rank = 1 + (i % 3);
                 const uint64_t seed = deconv_test::sweep_seed(t, rank, 1000 + i) ^ 0x5EEDull;
                 i++;
                 if (!deconv_test::rank_built(rank)) continue;
                 std::mt19937 rng(static_cast<uint32_t>(seed));
-                LCase c;
-                c.dtype = t;
-                c.seed = seed;
-                deconv_ref::Problem &p = c.p;
+                deconv_ref::Problem p;
                 p.grouped = i % 2 == 0;
                 const int64_t G = p.grouped ? 2 : 1, cin = rank == 3 ? 2 : 3;
                 p.input_shape = {i % 4 == 0 ? 2 : 1, G * cin};
@@ -407,13 +197,11 @@ TEST(LayoutWide, EveryChannelWidthAndRowLength) {
                     p.output_shape = os;
                     p.auto_pad = static_cast<deconv_ref::AutoPad>(i % 4);
                 }
-                c.api = i % 3;
-                c.input = deconv_test::random_values(t, deconv_ref::product(p.input_shape), rng);
-                c.filter = deconv_test::random_values(t, deconv_ref::product(p.filter_shape), rng);
+                const deconv_test::GenCase c = nxc_case(t, seed, i % 3, p, rng);
                 // The row really has `row` positions.
-                EXPECT_EQ(deconv_ref::resolve(p).out_spatial.back(), row) << describe(c);
+                EXPECT_EQ(deconv_ref::resolve(p).out_spatial.back(), row) << deconv_test::describe(c);
                 ran++;
-                const auto r = run_and_check(c);
+                const auto r = deconv_test::run_and_check(c);
                 if (!r && ++failed <= 12) ADD_FAILURE() << r.message();
             }
     }

@@ -237,12 +237,9 @@ int64_t at_or(const std::vector<int64_t> &v, int a, int64_t dflt) {
     return v.empty() ? dflt : v[static_cast<size_t>(a)];
 }
 
-// What the op must produce: the reference result in the case's data format, and the pads
-// ShapeInfo must report.
-struct Expected {
-    deconv_ref::Result result;  // output_shape in data_format order
-    std::vector<int64_t> pads_begin, pads_end;
-};
+// What the op must produce: the reference result in the case's data format (output_shape in
+// data_format order), and the pads ShapeInfo must report.
+using Expected = deconv_test::Expectation;
 
 Expected expected_of(const DnnCase &c, const std::vector<double> &diff_dst) {
     const int D = c.rank();
@@ -306,103 +303,30 @@ void fill_values(DnnCase &c) {
     c.weights = deconv_test::random_values(c.dtype, deconv_ref::product(c.w_shape()), rng);
 }
 
-void run_free(const deconv::ConstTensorView &in, const deconv::ConstTensorView &w,
-              const deconv::TensorView &out, const DnnCase &c) {
-    deconv::convolution_backward_data(in, w, out, attrs_of(c), dst_arg(c));
-}
-
+// The case through the shared runner (check.h), with the op's free function as the call.
 ::testing::AssertionResult run_and_check(const DnnCase &c) {
-    auto fail = [&]() { return ::testing::AssertionFailure() << describe(c) << "\n  "; };
-    try {
-        const Expected e = expected_of(c, c.diff_dst);
-        const auto &out_shape = e.result.shape.output_shape;
-        const auto attrs = attrs_of(c);
-        const auto arg = dst_arg(c);
-        const auto in_shape = c.in_shape(), w_shape = c.w_shape();
-
-        const deconv::ShapeInfo info = deconv::infer_shape(kOp, in_shape, w_shape, attrs, arg);
-        if (info.output_shape != out_shape || info.pads_begin != e.pads_begin ||
-            info.pads_end != e.pads_end)
-            return fail() << "infer_shape gives " << vec_str(info.output_shape) << " pads "
-                          << vec_str(info.pads_begin) << "/" << vec_str(info.pads_end)
-                          << ", expected " << vec_str(out_shape) << " pads "
-                          << vec_str(e.pads_begin) << "/" << vec_str(e.pads_end);
-        if (info.groups != c.groups || info.data_format != c.df)
-            return fail() << "infer_shape gives groups " << info.groups << ", data_format "
-                          << df_str(info.data_format);
-
-        if (c.api == 0) {
-            Buffer in(c.dtype, in_shape), w(c.dtype, w_shape), out(c.dtype, out_shape);
-            deconv_test::fill(in, c.diff_dst);
-            deconv_test::fill(w, c.weights);
-            out.fill_bytes(0xCD);
-            run_free(in.cview(), w.cview(), out.view(), c);
-            if (!out.guards_intact()) return fail() << "wrote outside the output buffer";
-            auto r = deconv_test::compare_to_reference(c.dtype, deconv_test::read_all(out), e.result);
-            if (!r) return fail() << r.message();
-            return r;
-        }
-        if (c.api == 1) {
-            const deconv::Plan plan = deconv::Plan::create(kOp, c.dtype, in_shape, w_shape, attrs, arg);
-            if (plan.shape().output_shape != out_shape)
-                return fail() << "Plan::shape() " << vec_str(plan.shape().output_shape);
-            if (plan.op() != kOp) return fail() << "Plan::op() is not ConvolutionBackwardData";
-            if (plan.macs() != e.result.macs)
-                return fail() << "Plan::macs() " << plan.macs() << ", in-range terms " << e.result.macs;
-            Buffer in(c.dtype, in_shape), w(c.dtype, w_shape), out(c.dtype, out_shape);
-            deconv_test::fill(in, c.diff_dst);
-            deconv_test::fill(w, c.weights);
-            out.fill_bytes(0xCD);
-            plan.run(in.data(), w.data(), out.data());
-            if (!out.guards_intact()) return fail() << "wrote outside the output buffer";
-            auto r = deconv_test::compare_to_reference(c.dtype, deconv_test::read_all(out), e.result);
-            if (!r) return fail() << "first Plan::run: " << r.message();
-            // Again with new diff_dst values, into the output holding the first result (a
-            // zero tail must be written again, not left from before).
-            std::mt19937 rng(static_cast<uint32_t>(c.seed * 7 + 3));
-            const auto in2 = deconv_test::random_values(c.dtype, in.count, rng);
-            deconv_test::fill(in, in2);
-            const Expected e2 = expected_of(c, in2);
-            out.fill_bytes(0x7B);
-            plan.run(in.data(), w.data(), out.data());
-            r = deconv_test::compare_to_reference(c.dtype, deconv_test::read_all(out), e2.result);
-            if (!r) return fail() << "second Plan::run: " << r.message();
-            return r;
-        }
-        // Strided views into larger buffers; the axes sometimes in a permuted memory order.
-        std::mt19937 rng(static_cast<uint32_t>(c.seed * 13 + 5));
-        const auto li = deconv_test::make_layout(in_shape, rng, rng() % 3 == 0);
-        const auto lw = deconv_test::make_layout(w_shape, rng, rng() % 3 == 0);
-        const auto lo = deconv_test::make_layout(out_shape, rng, rng() % 3 == 0);
-        Buffer in(c.dtype, in_shape, li.span), w(c.dtype, w_shape, lw.span), out(c.dtype, out_shape, lo.span);
-        deconv_test::fill_strided(in, in_shape, li.strides, c.diff_dst);
-        deconv_test::fill_strided(w, w_shape, lw.strides, c.weights);
-        out.fill_bytes(0xCD);
-        const auto before = out.payload();
-        const deconv::ConstTensorView iv(in.data(), c.dtype, in_shape, li.strides);
-        const deconv::ConstTensorView wv(w.data(), c.dtype, w_shape, lw.strides);
-        const deconv::TensorView ov{out.data(), c.dtype, out_shape, lo.strides};
-        const bool use_plan = rng() % 2 == 0;
-        if (use_plan)
-            deconv::Plan::create(kOp, c.dtype, in_shape, w_shape, attrs, arg).run(iv, wv, ov);
-        else
-            run_free(iv, wv, ov, c);
-        if (!out.guards_intact()) return fail() << "wrote outside the output buffer";
-        const auto read = deconv_test::read_strided(out, out_shape, lo, before);
-        if (read.gap >= 0)
-            return fail() << "wrote into a gap of the strided output view at element " << read.gap
-                              << " (strides " << vec_str(lo.strides) << ")";
-        auto r = deconv_test::compare_to_reference(c.dtype, read.values, e.result);
-        if (!r)
-            return fail() << (use_plan ? "Plan::run(views)" : "free function") << " in strides "
-                          << vec_str(li.strides) << " w strides " << vec_str(lw.strides)
-                          << " out strides " << vec_str(lo.strides) << ": " << r.message();
-        return r;
-    } catch (const deconv::Error &err) {
-        return fail() << "deconv::Error: " << err.what();
-    } catch (const std::exception &err) {
-        return fail() << "exception: " << err.what();
-    }
+    deconv_test::LibraryCase lc;
+    lc.what = describe(c);
+    lc.op = kOp;
+    lc.dtype = c.dtype;
+    lc.api = c.api;
+    lc.seed = c.seed;
+    lc.in_shape = c.in_shape();
+    lc.w_shape = c.w_shape();
+    lc.input = c.diff_dst;
+    lc.filter = c.weights;
+    lc.attrs = attrs_of(c);
+    lc.shape_input = dst_arg(c);
+    lc.format = c.df;
+    lc.groups = c.groups;
+    lc.expect = [c](const std::vector<double> &diff_dst) { return expected_of(c, diff_dst); };
+    lc.call = [attrs = lc.attrs, arg = lc.shape_input](const deconv::ConstTensorView &in,
+                                                        const deconv::ConstTensorView &w,
+                                                        const deconv::TensorView &out) {
+        deconv::convolution_backward_data(in, w, out, attrs, arg);
+    };
+    lc.permute_one_in = 3;
+    return deconv_test::run_and_check(lc);
 }
 
 // ---------------------------------------------------------------- hand-computed values
