@@ -735,12 +735,18 @@ def bench_single_and_suite(ctx):
     assert [l["name"] for l in j["layers"]] == ["up1", "up2"], j
 
 
-@case
-def bench_shared_suite_parses(ctx):
-    """The real suite file loads and validates (one small layer timed)."""
+def repo_suite(ctx):
+    """bench/layers.json, the repository's suite: its absence is a failure, not a skip."""
     if not ctx.suite or not os.path.exists(ctx.suite):
-        raise Skip("shared/bench/layers.json not found")
-    p = ctx.run_kernel("bench", "--suite", ctx.suite, "--only", "ov_spec_1d", "--repeats", "1", "--warmup", "0", "--json")
+        raise AssertionError(f"the benchmark suite {ctx.suite or '(no --suite given)'} is missing")
+    return ctx.suite
+
+
+@case
+def bench_suite_parses(ctx):
+    """The real suite file loads and validates (one small layer timed)."""
+    p = ctx.run_kernel("bench", "--suite", repo_suite(ctx), "--only", "ov_spec_1d", "--repeats", "1", "--warmup", "0",
+                       "--json")
     j = json.loads(p.stdout)
     assert [l["name"] for l in j["layers"]] == ["ov_spec_1d"], j
     assert j["layers"][0]["output_shape"] == [1, 8, 447], j
@@ -1266,11 +1272,9 @@ def bench_new_ops_and_nxc(ctx):
 
 
 @case
-def bench_shared_suite_nxc(ctx):
-    """unet_up1_nxc of the shared suite runs our NXC kernels (and oneDNN's nhwc) on [N, Y, X, C] data."""
-    if not ctx.suite or not os.path.exists(ctx.suite):
-        raise Skip("shared/bench/layers.json not found")
-    p = ctx.run_kernel("bench", "--suite", ctx.suite, "--only", "unet_up1_nxc", "--repeats", "1", "--warmup", "0",
+def bench_suite_nxc(ctx):
+    """unet_up1_nxc of the suite runs our NXC kernels (and oneDNN's nhwc) on [N, Y, X, C] data."""
+    p = ctx.run_kernel("bench", "--suite", repo_suite(ctx), "--only", "unet_up1_nxc", "--repeats", "1", "--warmup", "0",
                        "--json", "--threads", "2")
     l = json.loads(p.stdout)["layers"][0]
     assert l["name"] == "unet_up1_nxc" and l["layout"] == "nxc", l

@@ -178,10 +178,6 @@ inline ::testing::AssertionResult message_names(const std::string &msg,
 
 // ---------------------------------------------------------------- JSON
 
-inline std::string shared_path(const std::string &rel) {
-    return std::string(DECONV_SHARED_DIR) + "/" + rel;
-}
-
 // Loads a JSON file; on failure returns a json null and sets `error`.
 inline json load_json(const std::string &path, std::string *error) {
     std::ifstream f(path);

@@ -1,7 +1,8 @@
-// The OpenVINO reference-test vectors (conformance/openvino/convolution_backprop_data.json and
+// The OpenVINO reference-test vectors (tests/data/openvino/convolution_backprop_data.json and
 // group_convolution_backprop_data.json), each run for every dtype of its `dtypes_tested` that the
 // library has, compared with the JSON's `expected` and with the naive reference.
 #include "check.h"
+#include "vector_file.h"
 
 namespace {
 
@@ -23,21 +24,22 @@ bool any_negative(const std::vector<double> &v) {
     return std::any_of(v.begin(), v.end(), [](double x) { return x < 0; });
 }
 
+const std::vector<std::string> kFiles = {"convolution_backprop_data.json",
+                                         "group_convolution_backprop_data.json"};
+std::string vector_path(const std::string &file) { return "openvino/" + file; }
+
 const std::vector<NumCase> &num_cases() {
     static const std::vector<NumCase> cases = [] {
         std::vector<NumCase> v;
         std::set<std::string> used;
-        for (const char *file : {"convolution_backprop_data.json",
-                                 "group_convolution_backprop_data.json"}) {
-            std::string err;
-            const json doc = deconv_test::load_json(
-                deconv_test::shared_path(std::string("conformance/openvino/") + file), &err);
-            if (doc.is_null() || !doc.contains("cases")) {
-                v.push_back({deconv_test::sanitize_name(std::string("load_error_") + file, used),
-                             file, json(), DType::f32, err.empty() ? "no cases" : err});
+        for (const std::string &file : kFiles) {
+            const deconv_test::VectorFile f = deconv_test::load_vectors(vector_path(file));
+            if (!f.error.empty()) {
+                v.push_back({deconv_test::sanitize_name("load_error_" + file, used), file, json(),
+                             DType::f32, f.error});
                 continue;
             }
-            for (const auto &c : doc["cases"]) {
+            for (const auto &c : f.cases) {
                 const auto data = deconv_test::dvec(c.at("input")),
                            filt = deconv_test::dvec(c.at("filter"));
                 const bool ints = all_integer(data) && all_integer(filt);
@@ -147,6 +149,15 @@ INSTANTIATE_TEST_SUITE_P(OpenVino, Conformance, ::testing::Range<size_t>(0, num_
                          [](const ::testing::TestParamInfo<size_t> &pinfo) {
                              return num_cases()[pinfo.param].name;
                          });
+
+TEST(ConformanceData, EveryVectorRuns) {
+    std::set<std::string> covered;
+    for (const NumCase &nc : num_cases())
+        if (nc.load_error.empty()) covered.insert(nc.j.at("name").get<std::string>());
+    std::vector<std::string> paths;
+    for (const std::string &file : kFiles) paths.push_back(vector_path(file));
+    deconv_test::expect_every_vector_runs("OpenVino/Conformance", paths, covered, num_cases().size());
+}
 
 // The JSON's rejected case is not used as a vector, but the spec reading it documents
 // ([1,2,1,3] = [3,5,2,7,13,6] with pads 1/1 on H) is checked against the library.

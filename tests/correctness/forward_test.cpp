@@ -5,7 +5,7 @@
 //   ForwardReference.*          the naive forward reference (tests/reference) itself: hand-made
 //                               values, and the adjoint of the separately validated backprop
 //                               reference (no library involved).
-//   OpenVino/ForwardConformance every case of conformance/openvino/group_convolution.json, for
+//   OpenVino/ForwardConformance every case of tests/data/openvino/group_convolution.json, for
 //                               every built dtype of its dtypes_tested, in NCX and NXC.
 //   Shards/ForwardSweep         seeded random problems against the reference, sharded by dtype
 //                               and rank (both data formats, every auto_pad, three APIs).
@@ -15,6 +15,7 @@
 //   ForwardPlan.*               Plan facts of the forward op (shape, op, macs).
 #include "check.h"
 #include "layout_support.h"
+#include "vector_file.h"
 
 #include <chrono>
 #include <functional>
@@ -201,19 +202,18 @@ bool any_negative(const std::vector<double> &v) {
     return std::any_of(v.begin(), v.end(), [](double x) { return x < 0; });
 }
 
+const char *const kForwardVectors = "openvino/group_convolution.json";
+
 const std::vector<ConfCase> &conf_cases() {
     static const std::vector<ConfCase> cases = [] {
         std::vector<ConfCase> v;
         std::set<std::string> used;
-        std::string err;
-        const auto doc = deconv_test::load_json(
-            deconv_test::shared_path("conformance/openvino/group_convolution.json"), &err);
-        if (doc.is_null() || !doc.contains("cases")) {
-            v.push_back({"load_error", deconv_test::json(), DType::f32, DataFormat::NCX,
-                         err.empty() ? "no cases" : err});
+        const deconv_test::VectorFile f = deconv_test::load_vectors(kForwardVectors);
+        if (!f.error.empty()) {
+            v.push_back({"load_error", deconv_test::json(), DType::f32, DataFormat::NCX, f.error});
             return v;
         }
-        for (const auto &c : doc["cases"]) {
+        for (const auto &c : f.cases) {
             const auto data = deconv_test::dvec(c.at("input")), filt = deconv_test::dvec(c.at("filter"));
             const bool ints = all_integer(data) && all_integer(filt);
             const bool neg = any_negative(data) || any_negative(filt);
@@ -327,6 +327,14 @@ INSTANTIATE_TEST_SUITE_P(OpenVino, ForwardConformance,
                          [](const ::testing::TestParamInfo<size_t> &pinfo) {
                              return conf_cases()[pinfo.param].name;
                          });
+
+TEST(ForwardConformanceData, EveryVectorRuns) {
+    std::set<std::string> covered;
+    for (const ConfCase &cc : conf_cases())
+        if (cc.load_error.empty()) covered.insert(cc.j.at("name").get<std::string>());
+    deconv_test::expect_every_vector_runs("OpenVino/ForwardConformance", {kForwardVectors}, covered,
+                                          conf_cases().size());
+}
 
 // ---------------------------------------------------------------- the random sweep
 

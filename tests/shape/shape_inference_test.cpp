@@ -1,7 +1,8 @@
 // Shape inference: the OpenVINO type_prop / CPU shape-inference cases from
-// conformance/openvino/shape_inference.json, the spec's examples, and the documented choices
+// tests/data/openvino/shape_inference.json, the spec's examples, and the documented choices
 // of the project's pad rules (see tests/reference/reference.h).
 #include "test_support.h"
+#include "vector_file.h"
 
 #include <algorithm>
 
@@ -16,18 +17,18 @@ struct ShapeCase {
     std::string load_error;
 };
 
+const char *const kFile = "openvino/shape_inference.json";
+
 const std::vector<ShapeCase> &shape_cases() {
     static const std::vector<ShapeCase> cases = [] {
         std::vector<ShapeCase> v;
-        std::string err;
-        const json doc = deconv_test::load_json(
-            deconv_test::shared_path("conformance/openvino/shape_inference.json"), &err);
-        if (doc.is_null() || !doc.contains("cases")) {
-            v.push_back({"load_error", json(), err.empty() ? "no cases" : err});
+        const deconv_test::VectorFile f = deconv_test::load_vectors(kFile);
+        if (!f.error.empty()) {
+            v.push_back({"load_error", json(), f.error});
             return v;
         }
         std::set<std::string> used;
-        for (const auto &c : doc["cases"])
+        for (const auto &c : f.cases)
             v.push_back({deconv_test::sanitize_name(c.value("name", "case"), used), c, ""});
         return v;
     }();
@@ -294,6 +295,14 @@ INSTANTIATE_TEST_SUITE_P(OpenVino, ShapeInferenceJson,
                          [](const ::testing::TestParamInfo<size_t> &pinfo) {
                              return shape_cases()[pinfo.param].name;
                          });
+
+TEST(ShapeInferenceData, EveryVectorRuns) {
+    std::set<std::string> covered;
+    for (const ShapeCase &sc : shape_cases())
+        if (sc.load_error.empty()) covered.insert(sc.j.value("name", "case"));
+    deconv_test::expect_every_vector_runs("OpenVino/ShapeInferenceJson", {kFile}, covered,
+                                          shape_cases().size());
+}
 
 // ---------------------------------------------------------------- the spec's examples
 

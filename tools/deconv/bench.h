@@ -5,7 +5,7 @@
 // (Plan::pack_filter: constant weights, as oneDNN's are reordered once), then `warmup` runs and
 // `repeats` timed runs of Plan::run; the median, minimum and spread ((max-min)/median) are
 // reported. GFLOP/s = 2 * nominal MACs / median time, nominal MACs = N*G*C_in*C_out*prod(X)*
-// prod(K) as shared/bench/layers.json defines it (prod(Y), the output's, for the forward
+// prod(K) as bench/layers.json defines it (prod(Y), the output's, for the forward
 // GroupConvolution; see nominal_macs). Layers run in their data format: nxc layers on our
 // channels-last kernels, and oneDNN on nwc/nhwc/ndhwc data. Roofline % = t_roofline / t_median with
 // t_roofline = max(2*MACs / peak_flops, min_bytes / peak_bandwidth), min_bytes = the input,

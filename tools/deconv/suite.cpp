@@ -181,7 +181,7 @@ Suite load_suite(const std::string &path) {
     else if (doc.is_array()) layers = &doc;
     if (!layers || !layers->is_array())
         throw UsageError(path + ": expected an object with a \"layers\" array (as in "
-                         "shared/bench/layers.json)");
+                         "bench/layers.json)");
     for (size_t i = 0; i < layers->size(); ++i) suite.layers.push_back(read_entry(path, (*layers)[i], i));
     if (suite.layers.empty()) throw UsageError(path + ": the suite has no layers");
     return suite;

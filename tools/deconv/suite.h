@@ -1,4 +1,4 @@
-// Benchmark suites: a JSON file in the format of shared/bench/layers.json, or every
+// Benchmark suites: a JSON file in the format of bench/layers.json, or every
 // deconvolution layer of an OpenVINO IR model (.xml).
 //
 // JSON layer fields (C_in and C_out per group of the op's input and output; the input is
