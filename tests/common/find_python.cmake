@@ -1,0 +1,25 @@
+# deconv_find_python(<out_var> MODULE <module> CACHE_VAR <name>)
+# The first python3 that imports <module>: the cache variable <name> if set, then CMake's
+# Python3 interpreter, then the system's (/usr/bin, /usr/local/bin). The first python on PATH
+# may be another installation (pyenv, a venv) without the Debian packages the tests use.
+# Sets <out_var> to its path, or to "" when none imports it.
+function(deconv_find_python out_var)
+  cmake_parse_arguments(P "" "MODULE;CACHE_VAR" "" ${ARGN})
+  set(${P_CACHE_VAR} "" CACHE FILEPATH "python3 with ${P_MODULE} for the tests (empty: search)")
+  set(_candidates ${${P_CACHE_VAR}})
+  find_package(Python3 COMPONENTS Interpreter QUIET)
+  if(Python3_Interpreter_FOUND)
+    list(APPEND _candidates "${Python3_EXECUTABLE}")
+  endif()
+  list(APPEND _candidates /usr/bin/python3 /usr/local/bin/python3)
+  foreach(_py IN LISTS _candidates)
+    if(EXISTS "${_py}")
+      execute_process(COMMAND "${_py}" -c "import ${P_MODULE}" RESULT_VARIABLE _rc OUTPUT_QUIET ERROR_QUIET)
+      if(_rc EQUAL 0)
+        set(${out_var} "${_py}" PARENT_SCOPE)
+        return()
+      endif()
+    endif()
+  endforeach()
+  set(${out_var} "" PARENT_SCOPE)
+endfunction()
