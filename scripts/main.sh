@@ -1,29 +1,101 @@
 #!/usr/bin/env bash
-# The main job: sets up, builds, then shows what deconv does on the spec's example layers and
-# benchmarks the suite of real layers against oneDNN.
+# The main job. It builds in two steps so that the first results come within minutes:
+#   1. a demo build (./build-demo: the f32 CPU kernels of ranks 1 and 2, no tests) that prints
+#      the shape inference of the spec's example layers, runs the spec's 2D example checked
+#      against a numpy reference, and benchmarks a few layers of the suite against oneDNN;
+#   2. the full build (./build: the whole kernel matrix, scripts/build.sh) and the benchmark of
+#      the whole suite, with its charts where tools/plot_bench.py is present.
+# Extra arguments go to CMake's configure step of the full build, e.g. -DDECONV_DTYPES=f32.
+# Environment: BUILD_DIR (build), DEMO_BUILD_DIR (build-demo), JOBS (every core), DEMO_ONLY=1
+# (stop after the demonstration).
+# The suite is bench/layers.json; where ../shared/bench/layers.json exists beside the checkout
+# (where new reference layers arrive), its layers that bench/layers.json lacks are merged in.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+BUILD_DIR="${BUILD_DIR:-build}"
+DEMO_BUILD_DIR="${DEMO_BUILD_DIR:-build-demo}"
+JOBS="${JOBS:-$(nproc)}"
+SHARED_SUITE="$(cd .. && pwd)/shared/bench/layers.json"
+DEMO_LAYERS=ov_spec_1d,ov_spec_2d,dcgan_l5,fcn8s_upscore8,grouped32_up,hifigan_up3
+# The numpy check wants Debian's python3-numpy; the first python3 on PATH may be another
+# installation (pyenv, a venv) without it.
+PYTHON=python3
+"$PYTHON" -c "import numpy" 2> /dev/null || PYTHON=/usr/bin/python3
+
+t0=$(date +%s)
+stage_name=""
+stage_start=$t0
+# stage TITLE ESTIMATE: closes the previous stage with its time and announces the next.
+stage() {
+  local now
+  now=$(date +%s)
+  [ -z "$stage_name" ] || echo "-- $stage_name: $((now - stage_start)) s"
+  stage_name="$1"
+  stage_start=$now
+  [ -n "$1" ] || return 0
+  printf '\n== [%d:%02d] %s (%s)\n' $(((now - t0) / 60)) $(((now - t0) % 60)) "$1" "$2"
+}
+
+stage "Setup: the Debian packages" "seconds when present; a few minutes to install"
 scripts/setup.sh
-scripts/build.sh "$@"
-BIN="${BUILD_DIR:-build}/tools/deconv"
-SHARED="$(cd .. && pwd)/shared"
 
-echo
-echo "== Shape inference of the spec's example layers"
-for xml in tests/cli/data/gcbd_2d.xml tests/cli/data/cbd_2d.xml tests/cli/data/gcbd_3d.xml tests/cli/data/gc_1d.xml tests/cli/data/gc_2d.xml tests/cli/data/gc_3d.xml; do
-  [ -f "$xml" ] || continue
-  printf '%-45s -> %s\n' "$(basename "$xml")" "$("$BIN" infer-shape --layer "$xml")"
+stage "Demo build in $DEMO_BUILD_DIR: f32 kernels of ranks 1 and 2, CPU only, no tests" \
+      "about 5 min on 2 cores"
+cmake -S . -B "$DEMO_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDECONV_DTYPES=f32 \
+      -DDECONV_RANKS="1;2" -DDECONV_CUDA=OFF -DDECONV_BUILD_TESTS=OFF > /dev/null
+cmake --build "$DEMO_BUILD_DIR" -j "$JOBS" --target deconv_cli | grep -E '^\[[0-9]+/[0-9]+\] Linking' || true
+DEMO="$DEMO_BUILD_DIR/tools/deconv"
+
+stage "Shape inference of the spec's example layers" "instant"
+for xml in tests/cli/data/gcbd_2d.xml tests/cli/data/cbd_2d.xml tests/cli/data/gcbd_3d.xml \
+           tests/cli/data/gc_1d.xml tests/cli/data/gc_2d.xml tests/cli/data/gc_3d.xml; do
+  printf '%-45s -> %s\n' "$(basename "$xml")" "$("$DEMO" infer-shape --layer "$xml")"
 done
-echo "g4mb1ic20ih224oc8oh447kh3sh2ph1 (benchdnn)     -> $("$BIN" infer-shape --desc g4mb1ic20ih224oc8oh447kh3sh2ph1)"
+echo "g4mb1ic20ih224oc8oh447kh3sh2ph1 (benchdnn)     -> $("$DEMO" infer-shape --desc g4mb1ic20ih224oc8oh447kh3sh2ph1)"
 
-echo
-echo "== The spec's 2D example layer run on random data (GroupConvolutionBackpropData)"
-"$BIN" run --layer tests/cli/data/gcbd_2d.xml --random --seed 1
+stage "The spec's 2D example (GroupConvolutionBackpropData) on random data, checked against numpy" \
+      "about 10 s"
+work="$DEMO_BUILD_DIR/example"
+mkdir -p "$work"
+"$DEMO" run --layer tests/cli/data/gcbd_2d.xml --random --seed 1 --output "$work/y.npy" \
+  --save-input "$work/x.npy" --save-filter "$work/w.npy"
+"$PYTHON" scripts/check_example.py "$work/x.npy" "$work/w.npy" "$work/y.npy"
 
-echo
-echo "== Benchmark of the suite against oneDNN (2 threads; scale layers omitted)"
-if [ -f "$SHARED/bench/layers.json" ]; then
-  "$BIN" bench --suite "$SHARED/bench/layers.json"
-else
-  echo "(no $SHARED/bench/layers.json beside the checkout: skipped)"
+suite=bench/layers.json
+if [ -f "$SHARED_SUITE" ]; then
+  mkdir -p "$DEMO_BUILD_DIR"
+  "$PYTHON" scripts/merge_suite.py bench/layers.json "$SHARED_SUITE" "$DEMO_BUILD_DIR/layers.json"
+  suite="$DEMO_BUILD_DIR/layers.json"
 fi
+
+stage "Short benchmark against oneDNN: $DEMO_LAYERS" "under a minute"
+"$DEMO" bench --suite "$suite" --only "$DEMO_LAYERS"
+
+if [ "${DEMO_ONLY:-0}" = 1 ]; then
+  stage "" ""
+  echo "DEMO_ONLY=1: stopping after the demonstration ($(($(date +%s) - t0)) s in all)"
+  exit 0
+fi
+
+stage "Full build in $BUILD_DIR: every kernel of the matrix (scripts/build.sh $*)" \
+      "about 40 min on 2 cores for the default matrix; see docs/build-matrix.md"
+BUILD_DIR="$BUILD_DIR" JOBS="$JOBS" scripts/build.sh "$@"
+BIN="$BUILD_DIR/tools/deconv"
+
+stage "Benchmark of the whole suite against oneDNN ($suite; scale layers omitted)" \
+      "a few minutes"
+"$BIN" bench --suite "$suite"
+
+if [ -f tools/plot_bench.py ]; then
+  stage "The suite once more as JSON, for the charts (tools/plot_bench.py)" "a few minutes"
+  mkdir -p "$BUILD_DIR/bench"
+  "$BIN" bench --suite "$suite" --json > "$BUILD_DIR/bench/suite.json"
+  if "$PYTHON" tools/plot_bench.py "$BUILD_DIR/bench/suite.json" --out "$BUILD_DIR/bench"; then
+    echo "charts: $BUILD_DIR/bench/roofline.png and $BUILD_DIR/bench/speedup.png" \
+         "(data: $BUILD_DIR/bench/suite.json)"
+  else
+    echo "charts: tools/plot_bench.py failed (see above); the data is in $BUILD_DIR/bench/suite.json"
+  fi
+fi
+stage "" ""
+echo "main: done in $(($(date +%s) - t0)) s"
