@@ -214,6 +214,49 @@ int do_par_for(void *uc, halide_task_t f, int min, int size, uint8_t *closure) {
     return pool().run(uc, f, min, size, closure);
 }
 
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define DECONV_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define DECONV_TSAN 1
+#endif
+
+#if defined(DECONV_TSAN)
+// ThreadSanitizer builds (cmake -DDECONV_SANITIZE=thread): Halide's own pool (DECONV_SPIN_US=off)
+// hands a loop's tasks to its threads under its own futex-based locks, in the Halide runtime,
+// which is not instrumented, so TSan would see every task's reads of what the caller wrote (and
+// the caller's reads of what the tasks wrote) as races. This wrapper tells it what Halide
+// guarantees: the loop's start happens before each task, and each task before the loop's end.
+// The two sync addresses differ so that tasks of one loop stay unordered among themselves, and
+// a race between two of them is still reported.
+extern "C" void __tsan_acquire(void *addr);
+extern "C" void __tsan_release(void *addr);
+
+struct TsanLoop {
+    halide_task_t f;
+    uint8_t *closure;
+    char started, finished;  // the sync addresses
+};
+
+int tsan_task(void *uc, int i, uint8_t *closure) {
+    auto *loop = reinterpret_cast<TsanLoop *>(closure);
+    __tsan_acquire(&loop->started);
+    const int r = loop->f(uc, i, loop->closure);
+    __tsan_release(&loop->finished);
+    return r;
+}
+
+int tsan_halide_do_par_for(void *uc, halide_task_t f, int min, int size, uint8_t *closure) {
+    TsanLoop loop{f, closure, 0, 0};
+    __tsan_release(&loop.started);
+    const int r = halide_default_do_par_for(uc, tsan_task, min, size, reinterpret_cast<uint8_t *>(&loop));
+    __tsan_acquire(&loop.finished);
+    return r;
+}
+#endif
+
 }  // namespace
 
 int pool_threads() {
@@ -230,6 +273,9 @@ void install_cpu_thread_pool() {
     static std::once_flag once;
     std::call_once(once, [] {
         if (spin_micros() >= 0) halide_set_custom_do_par_for(do_par_for);
+#if defined(DECONV_TSAN)
+        else halide_set_custom_do_par_for(tsan_halide_do_par_for);
+#endif
     });
 }
 

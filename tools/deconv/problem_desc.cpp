@@ -34,6 +34,11 @@ const Field kFields[] = {
     throw UsageError("--desc '" + text + "': " + why);
 }
 
+// The largest value a field may have; deduced outputs and pads are held to it too, so that
+// every descriptor format_problem_desc prints parses again, and the axis arithmetic below stays
+// far inside 64 bits.
+constexpr long long kMaxValue = 1ll << 40;
+
 }  // namespace
 
 ProblemDesc parse_problem_desc(const std::string &text) {
@@ -69,7 +74,7 @@ ProblemDesc parse_problem_desc(const std::string &text) {
         char *end = nullptr;
         errno = 0;
         const long long v = std::strtoll(s, &end, 10);
-        if (errno == ERANGE || v > (1ll << 40))
+        if (errno == ERANGE || v > kMaxValue)
             bad(text, std::string("field '") + f->key + "' value is too large");
         s = end;
         if (f->scalar) {
@@ -115,12 +120,17 @@ ProblemDesc parse_problem_desc(const std::string &text) {
         const std::string ax(1, axis_name[a]);
         if (d.i[a] <= 0) bad(text, "i" + ax + " is missing or 0 while other " + ax + " fields are given");
         if (d.k[a] <= 0) bad(text, "k" + ax + " is missing or 0 while other " + ax + " fields are given");
+        // (i-1)*s and (k-1)*(d+1) each within the limit: the sums below then fit easily.
+        int64_t span = 0;
+        if (__builtin_mul_overflow(d.i[a] - 1, d.s[a], &span) || span > kMaxValue ||
+            __builtin_mul_overflow(d.k[a] - 1, d.d[a] + 1, &span) || span > kMaxValue)
+            bad(text, "i" + ax + ", s" + ax + ", k" + ax + " and d" + ax + " give an output longer than 2^40");
         if (d.o[a] == 0) {
             if (d.p[a] < 0) d.p[a] = 0;
             d.o[a] = out_of(d.i[a], d.k[a], d.s[a], d.p[a], d.d[a]);
-            if (d.o[a] <= 0)
+            if (d.o[a] <= 0 || d.o[a] > kMaxValue)
                 bad(text, "the deduced o" + ax + " = (i-1)*s + (k-1)*(d+1) - 2p + 1 = " +
-                              std::to_string(d.o[a]) + " is not positive");
+                              std::to_string(d.o[a]) + (d.o[a] <= 0 ? " is not positive" : " is too large"));
         } else if (d.p[a] < 0) {
             d.p[a] = pad_of(d.o[a], d.i[a], d.k[a], d.s[a], d.d[a]);
         }

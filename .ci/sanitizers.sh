@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# CI's sanitizer jobs, after the main x86-64 build (./build, whose kernels they copy instead of
+# generating them again: .ci/kernel_cache/). Small kernel matrix (f32, f64; no CUDA, no bf16
+# dot-product kernels): the kernels are Halide's generated code and are not instrumented.
+#   1. ASan + UBSan (clang-14), also building the libFuzzer targets: the whole CTest suite, then
+#      each fuzz target for FUZZ_SECONDS (default 45) from a copy of its seed corpus.
+#   2. TSan (clang-14): the threading tests (the pools, plans and packed filters shared across
+#      threads, set_cpu_threads racing with runs, the CUDA probe, tests/concurrency's stress test).
+# Environment: JOBS (default 2), FUZZ_SECONDS, DECONV_KERNEL_CACHE (default ./build).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$PWD"
+JOBS="${JOBS:-2}"
+FUZZ_SECONDS="${FUZZ_SECONDS:-45}"
+export DECONV_KERNEL_CACHE="${DECONV_KERNEL_CACHE:-$root/build}"
+[ -x "$DECONV_KERNEL_CACHE/generators/deconv_generators" ] ||
+  { echo "sanitizers: $DECONV_KERNEL_CACHE has no built generator (run scripts/test.sh first)" >&2; exit 1; }
+
+now() { date +%s; }
+t0=$(now)
+scripts/setup.sh --sanitizers
+
+configure() {  # build folder, then extra cmake arguments
+  local dir="$1"
+  shift
+  CC=clang-14 CXX=clang++-14 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DDECONV_DTYPES="f32;f64" -DDECONV_CUDA=OFF -DDECONV_BF16_DOT=OFF \
+    -Ddeconv-halide_generators_DIR="$root/.ci/kernel_cache" "$@" > /dev/null
+}
+
+# ---------------------------------------------------------------- ASan + UBSan, fuzz targets
+t=$(now)
+configure build-asan -DDECONV_SANITIZE="address;undefined" -DDECONV_FUZZ=ON
+cmake --build build-asan -j "$JOBS"
+asan_build=$(( $(now) - t ))
+t=$(now)
+ctest --test-dir build-asan -j "$JOBS" --output-on-failure --timeout 900
+asan_tests=$(( $(now) - t ))
+
+t=$(now)
+for target in $(cd tests/fuzz/corpus && ls); do
+  corpus="$(mktemp -d)"
+  cp tests/fuzz/corpus/"$target"/* "$corpus"/
+  echo "fuzz: $target for ${FUZZ_SECONDS} s"
+  # -error_exitcode: any crash, leak or sanitizer report fails the job; the log's last lines
+  # give the executions and coverage.
+  build-asan/tests/fuzz/"$target" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 -timeout=30 \
+    -print_final_stats=1 "$corpus" 2> "build-asan/$target.log" ||
+    { tail -n 60 "build-asan/$target.log"; rm -rf "$corpus"; exit 1; }
+  grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units)" "build-asan/$target.log" | tail -n 2
+  rm -rf "$corpus"
+done
+fuzz=$(( $(now) - t ))
+
+# ---------------------------------------------------------------- TSan: the threading tests
+t=$(now)
+configure build-tsan -DDECONV_SANITIZE=thread -DDECONV_BUILD_CLI=OFF
+cmake --build build-tsan -j "$JOBS" --target deconv_correctness_tests deconv_concurrency_tests
+tsan_build=$(( $(now) - t ))
+t=$(now)
+ctest --test-dir build-tsan -j "$JOBS" --output-on-failure --timeout 900 \
+  -R 'ThreadPool\.|PlanApi\.Concurrent|ConcurrentRuns|PackedFilter\.|OnTwoThreads|CudaUnavailable\.|Concurrency\.'
+tsan_tests=$(( $(now) - t ))
+
+echo "sanitizers: asan build ${asan_build} s, tests ${asan_tests} s, fuzz ${fuzz} s;" \
+     "tsan build ${tsan_build} s, tests ${tsan_tests} s; total $(( $(now) - t0 )) s"
