@@ -9,7 +9,8 @@
 # Adding a dtype or a rank is a change to DECONV_DTYPES / DECONV_RANKS; adding a CPU variant
 # is a line in DECONV_X86_TARGETS or DECONV_ARM64_TARGETS (and its entry in the variant table
 # of runtime/halide_glue.cpp). Kernel names: deconv_<op>_r<rank>_<dtype>. The list of built
-# kernels is kept in the global property DECONV_KERNELS for the runtime's registry.
+# kernels, with their generator parameters, is kept in the global property DECONV_KERNELS for the
+# runtime's registry.
 
 # Best first: the first whose features the CPU has wins at run time, the last is the fallback.
 # Not avx512_sapphirerapids: Halide 14 then lets LLVM emit AVX512-FP16 instructions (vmovw seen
@@ -116,6 +117,13 @@ function(_deconv_halide_library name generator targets)
   endif()
 endfunction()
 
+# Records a kernel for the runtime's registry: its generator, name, device and the very PARAMS
+# the generator was given (runtime/kernel_registry.h parses them into the kernel's typed key).
+function(_deconv_register_kernel generator name device)
+  string(JOIN " " params ${ARGN})
+  set_property(GLOBAL APPEND PROPERTY DECONV_KERNELS "${generator};${name};${device};${params}")
+endfunction()
+
 function(deconv_add_kernel)
   cmake_parse_arguments(K "" "OP;GENERATOR;RANK;DTYPE;DEVICE" "PARAMS" ${ARGN})
   if(NOT K_DEVICE)
@@ -131,7 +139,7 @@ function(deconv_add_kernel)
     message(FATAL_ERROR "deconv_add_kernel: DEVICE must be CPU or CUDA, not '${K_DEVICE}'")
   endif()
   _deconv_halide_library(${name} ${K_GENERATOR} "${targets}" rank=${K_RANK} dtype=${K_DTYPE} ${K_PARAMS})
-  set_property(GLOBAL APPEND PROPERTY DECONV_KERNELS "${K_OP};${K_RANK};${K_DTYPE};${name};${K_DEVICE}")
+  _deconv_register_kernel(${K_GENERATOR} ${name} ${K_DEVICE} rank=${K_RANK} dtype=${K_DTYPE} ${K_PARAMS})
 endfunction()
 
 function(deconv_add_kernel_matrix)
@@ -199,5 +207,5 @@ function(deconv_add_bf16_dot_kernel)
     VERBATIM)
   add_library(${name} STATIC "${dir}/${name}.o" "${dir}/${name}.h")
   set_target_properties(${name} PROPERTIES LINKER_LANGUAGE CXX)
-  set_property(GLOBAL APPEND PROPERTY DECONV_KERNELS "${K_OP};${K_RANK};bf16;${name};CPU")
+  _deconv_register_kernel(${K_GENERATOR} ${name} CPU rank=${K_RANK} dtype=bf16 ${K_PARAMS})
 endfunction()

@@ -50,7 +50,7 @@ struct BorderedInput {
 // whose margins are still zero: only the interior is ever written. `channels_in_rows` (NCX, two
 // or more spatial axes): the channel axis is laid out between the innermost spatial axis and the
 // others ([N, outer spatial.., C, X]), so that a kernel reducing over channels at fixed rows
-// steps one padded row per channel rather than one whole plane (see plan.cpp).
+// steps one padded row per channel rather than one whole plane (see cpu_executor.cpp).
 BorderedInput bordered_buffer(BufferPool &pool, const std::vector<int64_t> &shape, const std::vector<int64_t> &lo,
                               const std::vector<int64_t> &hi, size_t first_spatial, size_t elem,
                               bool channels_in_rows = false);
@@ -67,7 +67,7 @@ BorderedInput bordered_copy(BufferPool &pool, const uint8_t *src, const std::vec
                             const std::vector<int64_t> &shape, const std::vector<int64_t> &lo,
                             const std::vector<int64_t> &hi, size_t first_spatial, size_t elem);
 
-// Edge windows of 1D layers (plan.cpp): positions [first, first + width) of every row of an NCX
+// Edge windows of 1D layers (strategy.cpp): positions [first, first + width) of every row of an NCX
 // input (images x channels rows: row (n, c) at src + n * image_stride + c * row_stride elements,
 // `extent` dense positions), zero outside [0, extent), into dst's dense rows of `width` elements.
 // Every element of dst is written.

@@ -1,5 +1,6 @@
 #include "kernel_registry.h"
 
+#include <cstdlib>
 #include <cstring>
 
 // Generated: includes every kernel header and defines kKernelTable[].
@@ -8,13 +9,75 @@
 namespace deconv {
 namespace detail {
 
-const KernelEntry *kernels_begin() { return kKernelTable; }
-const KernelEntry *kernels_end() { return kKernelTable + sizeof(kKernelTable) / sizeof(kKernelTable[0]); }
+bool KernelKey::operator==(const KernelKey &o) const {
+    return family == o.family && rank == o.rank && dtype == o.dtype && device == o.device && layout == o.layout &&
+           channels == o.channels && bounded == o.bounded && x_stride == o.x_stride && blocked == o.blocked &&
+           short_phase0 == o.short_phase0 && ci_pairs == o.ci_pairs;
+}
 
-const KernelEntry *find_kernel(const char *op, int rank, DType dtype, Device device) {
-    for (const KernelEntry *k = kernels_begin(); k != kernels_end(); ++k) {
-        if (k->rank == rank && k->dtype == dtype && k->device == device && std::strcmp(k->op, op) == 0) return k;
+KernelEntry parse_kernel_row(const KernelTableRow &row) {
+    KernelEntry e{};
+    e.name = row.name;
+    e.fn = row.fn;
+    e.key.device = row.device;
+    const std::string gen = row.generator;
+    const auto fail = [&](const std::string &why) {
+        throw Error(ErrorKind::Kernel, std::string("kernel table row ") + row.name + ": " + why);
+    };
+    if (gen == "deconv_phase_conv") e.key.family = KernelFamily::Phase;
+    else if (gen == "deconv_phase_conv_interleaved") e.key.family = KernelFamily::Interleaved;
+    else if (gen == "deconv_group_conv") e.key.family = KernelFamily::GroupConv;
+    else fail("unknown generator " + gen);
+    std::string vectorize = "auto";
+    const std::string params = row.params;
+    size_t at = 0;
+    while (at < params.size()) {
+        const size_t end = std::min(params.find(' ', at), params.size());
+        const std::string item = params.substr(at, end - at);
+        at = end + 1;
+        if (item.empty()) continue;
+        const size_t eq = item.find('=');
+        if (eq == std::string::npos) fail("parameter '" + item + "' is not key=value");
+        const std::string k = item.substr(0, eq), v = item.substr(eq + 1);
+        const int n = std::atoi(v.c_str());
+        if (k == "rank") e.key.rank = n;
+        else if (k == "dtype") e.key.dtype = parse_dtype(v);
+        else if (k == "layout") e.key.layout = parse_data_format(v);
+        else if (k == "vectorize") vectorize = v;
+        else if (k == "bounded") e.key.bounded = v == "true";
+        else if (k == "x_stride") e.key.x_stride = n;
+        else if (k == "blocked") e.key.blocked = v == "true";
+        else if (k == "short_phase") e.key.short_phase0 = n == 0;
+        else if (k == "ci_pairs") e.key.ci_pairs = v == "true";
+        else if (k == "vectors") e.knobs.vectors = n;
+        else if (k == "co_tile") e.knobs.co_tile = n;
+        else if (k == "q_tile") e.knobs.q_tile = n;
+        else if (k == "unroll_taps") e.knobs.unroll_taps = v == "true";
+        else fail("unknown parameter '" + k + "'");
     }
+    // The generators' rule for vectorize=auto (generators/kernel_generator.h): channels under NXC.
+    e.key.channels = vectorize == "channels" || (vectorize == "auto" && e.key.layout == DataFormat::NXC);
+    return e;
+}
+
+const std::vector<KernelEntry> &kernels() {
+    static const std::vector<KernelEntry> all = [] {
+        std::vector<KernelEntry> v;
+        for (const KernelTableRow &row : kKernelTable) v.push_back(parse_kernel_row(row));
+        return v;
+    }();
+    return all;
+}
+
+const KernelEntry *find_kernel(const KernelKey &key) {
+    for (const KernelEntry &k : kernels())
+        if (k.key == key) return &k;
+    return nullptr;
+}
+
+const KernelEntry *find_kernel(const KernelKey &key, const ScheduleKnobs &knobs) {
+    for (const KernelEntry &k : kernels())
+        if (k.key == key && k.knobs == knobs) return &k;
     return nullptr;
 }
 
@@ -25,9 +88,9 @@ namespace {
 template <typename T, typename Field>
 std::vector<T> distinct(Device device, Field field) {
     std::vector<T> out;
-    for (const detail::KernelEntry *k = detail::kernels_begin(); k != detail::kernels_end(); ++k) {
-        if (k->device != device) continue;
-        const T v = field(*k);
+    for (const detail::KernelEntry &k : detail::kernels()) {
+        if (k.key.device != device) continue;
+        const T v = field(k);
         bool seen = false;
         for (const T &o : out) seen = seen || o == v;
         if (!seen) out.push_back(v);
@@ -37,18 +100,24 @@ std::vector<T> distinct(Device device, Field field) {
 }  // namespace
 
 std::vector<DType> built_dtypes(Device device) {
-    return distinct<DType>(device, [](const detail::KernelEntry &k) { return k.dtype; });
+    return distinct<DType>(device, [](const detail::KernelEntry &k) { return k.key.dtype; });
 }
 
 std::vector<int> built_ranks(Device device) {
-    return distinct<int>(device, [](const detail::KernelEntry &k) { return k.rank; });
+    return distinct<int>(device, [](const detail::KernelEntry &k) { return k.key.rank; });
 }
 
 bool has_kernel(Op op, int rank, DType dtype, DataFormat format, Device device) {
-    const bool nxc = format == DataFormat::NXC;
-    const char *name = op == Op::GroupConvolution ? (nxc ? "group_conv_nxc" : "group_conv")
-                                                   : (nxc ? "phase_conv_nxc" : "phase_conv");
-    return detail::find_kernel(name, rank, dtype, device) != nullptr;
+    detail::KernelKey key;
+    key.family = op == Op::GroupConvolution ? detail::KernelFamily::GroupConv : detail::KernelFamily::Phase;
+    key.rank = rank;
+    key.dtype = dtype;
+    key.device = device;
+    key.layout = format;
+    // The kernel each op runs first: channels vectorized under NXC (and for the forward op).
+    key.channels = format == DataFormat::NXC || op == Op::GroupConvolution;
+    if (device == Device::CUDA) key.channels = format == DataFormat::NXC;
+    return detail::find_kernel(key) != nullptr;
 }
 
 }  // namespace deconv

@@ -91,9 +91,18 @@ enum class Memory { Host, CudaDevice };
 // How a plan runs. Device::CUDA with allow_cpu_fallback: when CUDA cannot run the layer (no
 // driver or GPU, or no CUDA kernel for its rank, dtype and layout), the plan runs on the CPU
 // instead of throwing (Plan::device() tells which); views of device memory are then refused.
+//
+// CPU plans choose how to run a layer (which kernels, copies, slices and splits) by a dispatch
+// policy: knobs that a schedule database entry pins for the layer on this machine (load_schedules,
+// `deconv tune`), else hand rules decide. `schedule` pins knobs over both, as "knob=value ..."
+// (docs/tuning.md lists them; unknown knobs or values throw InvalidArgument). A pin that does not
+// apply to the layer leaves that choice to the rules. `use_schedule_database` = false ignores the
+// databases (the untuned plan).
 struct ExecOptions {
     Device device = Device::CPU;
     bool allow_cpu_fallback = false;
+    std::string schedule;
+    bool use_schedule_database = true;
 };
 
 // Whether CUDA kernels can run here: the build has them, libcuda loads, cuInit succeeds and a
@@ -291,6 +300,11 @@ public:
     const std::string &fallback_reason() const;
     // Multiply-accumulates the kernels perform (nominal count less border clipping).
     int64_t macs() const;
+    // One line: the layer, the device and CPU variant, the kernels and steps the plan runs, its
+    // pinned policy knobs and where they came from ("heuristics", a schedule database's file and
+    // entry, the environment, the options). With DECONV_VERBOSE=1 every plan prints it to stderr
+    // when it is made.
+    std::string describe() const;
     // Dense C-order buffers of input_shape, filter_shape and shape().output_shape.
     void run(const void *input, const void *filter, void *output) const;
     // Strided views, checked against the plan's shapes and dtype.
@@ -358,6 +372,17 @@ std::vector<int> built_ranks(Device device = Device::CPU);
 // Whether this build has the kernel `op` runs on (backprop ops: the phase convolution) for that
 // rank, dtype, data format and device.
 bool has_kernel(Op op, int rank, DType dtype, DataFormat format, Device device);
+
+// ---------------------------------------------------------------- schedule databases
+
+// Loads a schedule database (JSON, written by `deconv tune` or tune_layer; docs/tuning.md) that
+// Plan::create consults before the one named by DECONV_SCHEDULES and the built-in one; the last
+// loaded is consulted first. Throws Error(InvalidArgument) naming the file, and the entry, when
+// it cannot be read, is not JSON, has an unknown version or a malformed entry. Plans made before
+// keep their policy.
+void load_schedules(const std::string &path);
+// Forgets the databases load_schedules loaded.
+void clear_schedules();
 
 // Library version, "MAJOR.MINOR.PATCH".
 const char *version();

@@ -392,7 +392,7 @@ TEST(PackedFilter, RefusesAnEmptyPackingAndAnotherPlans) {
 
 // Channels-first backprop layers with 16 or more output channels per group run on the
 // channels-last kernels over a transposed input copy, their result transposed back into the
-// caller's view (runtime/plan.cpp, choose_via_channels_last). Every rank and dtype, grouped and
+// caller's view (runtime/strategy.cpp, choose_via_channels_last). Every rank and dtype, grouped and
 // not, bordered phases and interior ones, through the free function on dense buffers, a Plan
 // (and its packed filter) and strided views with permuted axes.
 TEST(ChannelsFirstOnChannelsLastKernels, EveryApiRankAndDtype) {
@@ -446,7 +446,7 @@ struct OnTwoThreads {
 
 // Channels-first layers on the channels-last kernels with a batch of at least two images per
 // thread run on two threads in slices of whole images, each transposing its images' input in,
-// computing them and transposing their output back (runtime/plan.cpp, Slicing::images): 5 and 9
+// computing them and transposing their output back (runtime/cpu_executor.cpp, Slicing::images): 5 and 9
 // images over 4 and more slices, slices of one and of several images (a 2D layer with rows of
 // 38 outputs x 40 channels: 12 KiB per image, so one slice holds several), bordered and
 // unbordered phases, every rank, dtype and API (strided views included).
@@ -974,7 +974,7 @@ static GenCase grouped_random_case(DType t, std::mt19937 &rng, int api, int64_t 
 
 // Layers whose phase rows are narrower than the channels-last position tile and whose batch is
 // 16 or more images run with the images as the innermost axis of the next rank's kernel, one
-// call per tap window of each phase (runtime/plan.cpp, choose_batch_rows; dcgan_l2): ranks 1 and
+// call per tap window of each phase (runtime/strategy.cpp, choose_batch_rows; dcgan_l2): ranks 1 and
 // 2, rows of 1-5 inputs, pads inside and past the input (windows of fewer taps, outputs of no
 // tap), dilations 1-3 (several input steps per tap), kernel 1 at stride 2 (phases of no tap),
 // groups, channel counts around the tiles (even for bf16's channel pairs), every API.
@@ -1015,7 +1015,7 @@ TEST(BatchRows, NarrowPhasesOfWideBatches) {
 // Channels-first layers of several (image, group) pairs whose output is at most 4x their input
 // and whose packed filter fits half of L2 (centernet_dla_dw, grouped32_up, dcgan_l5) run on two
 // threads in slices of (image, group) pairs, each copying its own groups into the bordered
-// input before running their phases (runtime/plan.cpp, slicing): slices of several groups
+// input before running their phases (runtime/cpu_executor.cpp, slicing): slices of several groups
 // crossing from one image to the next (3 groups x 3 images over the default one task per thread)
 // and, with DECONV_GROUP_SLICES=5 (tasks per thread), slices of one group; interleaved and phase
 // kernels, every rank and dtype, every API (strided views included).
@@ -1054,7 +1054,7 @@ TEST(GroupSlices, SmallGroupsOnTwoThreads) {
 }
 
 // Channels-first layers of fewer than two images per thread on the channels-last kernels run in
-// slabs of rows of the outermost output axis (runtime/plan.cpp, Slicing::slab_rows): each task
+// slabs of rows of the outermost output axis (runtime/cpu_executor.cpp, Slicing::slab_rows): each task
 // computes its rows of every phase into a buffer of its own and transposes them into the output.
 // DECONV_ROW_SLABS sets the rows per slab (the layers here are far below the slab bytes): one, two
 // and four rows (last slabs partial; a single image in 9 rows makes too few slabs of four and runs
@@ -1126,7 +1126,7 @@ TEST(Bf16DotProducts, ChannelsFirstLayersThroughChannelsLast) {
 
 // Odd kernels at stride 2 with an odd pads_begin give phase 0 one tap fewer than phase 1: the
 // interleaved kernel's short-phase variant leaves that tap out of the reduction
-// (phase_conv_interleaved_s2_short0, runtime/plan.cpp interleaved_kernel_for). Every branch of its
+// (phase_conv_interleaved_s2_short0, runtime/strategy.cpp interleaved_kernel_for). Every branch of its
 // schedule: rows of 40, 20, 6 and 3 groups (two-vector, one-vector, 4-lane and scalar tiles),
 // 1 (depthwise, taps innermost; in 2D/3D with two taps on axis 1 too), 2, 3 and 9 output channels,
 // kernels 3 (two taps, unrolled) and 5 (three: the general branch), pads 1 and 3, ranks 1-3.
@@ -1156,7 +1156,7 @@ TEST(InterleavedPhases, ShortPhaseSkipsItsMissingTap) {
 
 // 1D layers on the interleaved kernel whose rows hold 48 or more groups read the caller's input in
 // place, their first and last groups (16 or more each) zero-bordered copies of their input
-// windows (runtime/plan.cpp, choose_edge_windows): the plain kernel (1 and 4 output channels,
+// windows (runtime/strategy.cpp, choose_edge_windows): the plain kernel (1 and 4 output channels,
 // depthwise) and the blocked one (16 channels: a middle of whole 32-group tiles, so wider right
 // edges), strides 2 and 8, kernels of 1-3 taps per phase, pads 0 to past the kernel (windows
 // wholly outside the input), pads_end that leave outputs past the last whole group (the bounded

@@ -391,7 +391,7 @@ TEST(LayoutFormat, NcxExplicitEqualsDefaultAndNxcIsTheTranspose) {
 // branch of their schedule: channel widths below 4 (scalar), 4-15 (4 lanes), 16-63 (one or two
 // vectors) and 64 and more (the 4-vector tile) with tails, rows of 1 to 13 positions (the 5-position tile,
 // 4 positions, single positions; with 64 channels or more, rows of 9 and 13 run whole tiles of 5
-// and then 4 or 8 positions in a second call: runtime/plan.cpp, exact_row_head), one to 17
+// and then 4 or 8 positions in a second call: runtime/cpu_executor.cpp, exact_row_head), one to 17
 // pairs, ranks 1-3, grouped and not, every API.
 // (Elsewhere they run the f32-FMA kernels, which this then covers again.)
 TEST(LayoutBf16Dot, EvenInputChannelsEveryTileAndTail) {
@@ -451,11 +451,11 @@ TEST(LayoutChannelBlocks, OutputChannelsAcrossBlocks) {
 }
 
 // Channels-last layers of narrow phase rows and 16 or more images run with the images as the
-// next rank's innermost axis, one kernel call per tap window (runtime/plan.cpp,
+// next rank's innermost axis, one kernel call per tap window (runtime/batch_rows_executor.cpp,
 // choose_batch_rows): ranks 1 and 2, pads past the input, a phase of no tap, groups, channel
 // counts off the tiles (even: bf16's channel pairs, whose packing is blocked), every API. Rows of
 // 20 images with 64 channels (17 with 130 in bf16) run whole position tiles, then a multiple of
-// four positions in a second call (runtime/plan.cpp, exact_row_head).
+// four positions in a second call (runtime/cpu_executor.cpp, exact_row_head).
 TEST(LayoutBatchRows, NarrowPhasesOfWideBatches) {
     int ran = 0, failed = 0, i = 0;
     for (DType t : deconv_test::all_dtypes()) {

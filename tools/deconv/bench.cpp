@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <optional>
 #include <ostream>
 #include <thread>
@@ -136,6 +137,7 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
         }
         const deconv::ShapeInfo &si = r.plan->shape();
         check_declared_output(l, si.output_shape);
+        if (opt.verbose) std::cerr << "plan " << l.name << ": " << r.plan->describe() << "\n";
         const size_t es = deconv::dtype_size(r.dtype);
         const std::string what = l.name.empty() ? std::string("layer") : "layer '" + l.name + "'";
         r.bytes = checked_add(checked_add(checked_bytes(l.input_shape, es, what),

@@ -60,6 +60,7 @@ deconv::Plan create_plan(const LayerSpec &spec, deconv::DType dtype, const decon
 int run_command(const RunOptions &o) {
     using deconv::DType;
     const deconv::ExecOptions exec = exec_options(o.target, o.cpu_fallback);
+    load_schedule_database(o.schedules);
     if (o.input.empty() && !o.random)
         throw UsageError("--input X.npy is required (or --random to fill the input with random data)");
     if (o.filter.empty() && !o.random)
@@ -129,6 +130,7 @@ int run_command(const RunOptions &o) {
 
     settle_op(spec);
     std::optional<deconv::Plan> plan = create_plan(spec, compute, exec);
+    if (o.verbose) std::cerr << "plan: " << plan->describe() << "\n";
     const deconv::ShapeInfo &si = plan->shape();
     check_declared_output(spec, si.output_shape);
 

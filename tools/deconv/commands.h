@@ -21,6 +21,7 @@ struct RunOptions {
     uint64_t seed = 1;
     std::string save_input, save_filter;
     bool verbose = false;
+    std::string schedules;
     CLI::Option *o_dtype = nullptr;
 };
 int run_command(const RunOptions &o);
@@ -46,8 +47,27 @@ struct BenchCommandOptions {
     bool no_onednn = false;
     std::string target = "cpu";
     bool cpu_fallback = false;
+    std::string schedules;
     BenchOptions bench;
 };
 int bench_command(BenchCommandOptions &o);
+
+struct TuneCommandOptions {
+    LayerOptions layer;
+    std::string suite;
+    std::string dtype;
+    std::string only;
+    int threads = 0;
+    int repeats = 0;
+    double max_seconds = 20;
+    bool include_scale = false;
+    std::string out;        // database to merge the results into
+    std::string schedules;  // database consulted before tuning (the "before" column's plan is untuned regardless)
+    bool verbose = false;
+};
+int tune_command(TuneCommandOptions &o);
+
+// --schedules FILE: deconv::load_schedules, its errors as IoError (exit 2). Nothing for "".
+void load_schedule_database(const std::string &path);
 
 }  // namespace deconv_cli

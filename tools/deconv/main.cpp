@@ -130,6 +130,19 @@ const char *kBenchFooter =
     "  deconv bench --suite shared/bench/layers.json\n"
     "  deconv bench --desc g21mb1ic21ih64oc21oh512kh16sh8 --repeats 20 --json";
 
+const char *kTuneFooter =
+    "For each layer (a suite, by default bench/layers.json, or one layer from the flags): the "
+    "untuned plan is made (heuristics only), then the dispatch policy's knobs are searched one at "
+    "a time from it (docs/tuning.md); each candidate that runs differently is checked against "
+    "the untuned plan's result on the layer's shapes and timed interleaved with the best so far; "
+    "a knob changes only when a candidate wins by more than the measured noise, and the winner "
+    "is kept only if it beats the untuned plan in a final interleaved round. Prints both times "
+    "and the schedule; --out merges the results into a database that run, bench and the library "
+    "consult (--schedules, DECONV_SCHEDULES, deconv::load_schedules).\n"
+    "Examples:\n"
+    "  deconv tune --suite bench/layers.json --out db.json\n"
+    "  deconv bench --suite bench/layers.json --schedules db.json";
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -155,6 +168,7 @@ int main(int argc, char **argv) {
     run_cmd->add_flag("--random", run.random, "Fill X and W (when not given) with seeded random small integers")->group("Run");
     run_cmd->add_option("--seed", run.seed, "Seed for --random (default 1)")->type_name("N")->group("Run");
     run_cmd->add_flag("--verbose,-v", run.verbose, "Print the resolved layer and the time to stderr")->group("Run");
+    run_cmd->add_option("--schedules", run.schedules, "Schedule database to consult (deconv tune --out)")->type_name("DB.json")->group("Run");
     run_cmd->footer(kRunFooter);
 
     InferShapeOptions infer;
@@ -201,7 +215,23 @@ int main(int argc, char **argv) {
             ""))
         ->group("Bench");
     bench_cmd->add_option("--peak-gbps", bench.bench.peak_gbps, "Roofline memory bandwidth, GB/s (default 41)")->type_name("X")->group("Bench");
+    bench_cmd->add_option("--schedules", bench.schedules, "Schedule database to consult (deconv tune --out)")->type_name("DB.json")->group("Bench");
     bench_cmd->footer(kBenchFooter);
+
+    TuneCommandOptions tune;
+    CLI::App *tune_cmd = app.add_subcommand("tune", "Tune the dispatch policy of layers on this machine into a schedule database");
+    tune_cmd->add_option("--suite", tune.suite, "FILE.json (layers.json format) or an IR FILE.xml (default: bench/layers.json)")->type_name("FILE")->group("Tune");
+    add_layer_options(*tune_cmd, tune.layer);
+    tune_cmd->add_option("--dtype", tune.dtype, "Compute type for every layer (default: the layer's, else f32)")->type_name("TYPE")->group("Tune");
+    tune_cmd->add_option("--only", tune.only, "Comma-separated layer names to tune")->type_name("NAMES")->group("Tune")->check(NonEmptyList);
+    tune_cmd->add_option("--threads", tune.threads, "Threads (default: all cores); entries are keyed by it")->type_name("N")->group("Tune");
+    tune_cmd->add_option("--repeats", tune.repeats, "Timed samples per candidate and round (default 5)")->type_name("N")->group("Tune");
+    tune_cmd->add_option("--max-seconds", tune.max_seconds, "Time budget per layer (default 20)")->type_name("S")->group("Tune");
+    tune_cmd->add_flag("--include-scale", tune.include_scale, "Also tune layers marked \"scale\": true")->group("Tune");
+    tune_cmd->add_option("--out", tune.out, "Schedule database to merge the results into (created if missing)")->type_name("DB.json")->group("Tune");
+    tune_cmd->add_option("--schedules", tune.schedules, "Schedule database to load first (checked like any other)")->type_name("DB.json")->group("Tune");
+    tune_cmd->add_flag("--verbose,-v", tune.verbose, "Print each layer's untuned and tuned plan (Plan::describe) to stderr")->group("Tune");
+    tune_cmd->footer(kTuneFooter);
 
     try {
         app.parse(argc, argv);
@@ -214,9 +244,9 @@ int main(int argc, char **argv) {
     } catch (const CLI::RequiredError &e) {
         if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-')
             return fail(kExitUsage, std::string("unknown command '") + argv[1] +
-                                        "'; expected run, infer-shape or bench (see deconv --help)");
+                                        "'; expected run, infer-shape, bench or tune (see deconv --help)");
         if (app.get_subcommands().empty())
-            return fail(kExitUsage, "no command given; expected run, infer-shape or bench (see deconv --help)");
+            return fail(kExitUsage, "no command given; expected run, infer-shape, bench or tune (see deconv --help)");
         return fail(kExitUsage, e.what());
     } catch (const CLI::ParseError &e) {
         std::string msg = e.what();
@@ -227,7 +257,8 @@ int main(int argc, char **argv) {
         if (run_cmd->parsed()) return run_command(run);
         if (infer_cmd->parsed()) return infer_shape_command(infer);
         if (bench_cmd->parsed()) return bench_command(bench);
-        return fail(kExitUsage, "no command given; expected run, infer-shape or bench");
+        if (tune_cmd->parsed()) return tune_command(tune);
+        return fail(kExitUsage, "no command given; expected run, infer-shape, bench or tune");
     } catch (const UsageError &e) {
         return fail(kExitUsage, e.what());
     } catch (const IoError &e) {

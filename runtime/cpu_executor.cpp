@@ -1,0 +1,541 @@
+// The CPU executor: runs a validated plan on its kernels, one call per combination of stride
+// phases (or per row part of the interleaved kernels), whole or in slices on the thread pool.
+#include "cpu_executor.h"
+
+#include "bordered_input.h"
+#include "checked_math.h"
+#include "cpu_thread_pool.h"
+#include "kernel_call.h"
+#include "tensor_copy.h"
+
+#include "HalideRuntime.h"
+
+#include <algorithm>
+#include <exception>
+#include <mutex>
+#include <optional>
+
+namespace deconv {
+namespace detail {
+
+namespace {
+
+// Channels-first layers on their own kernels with several (image, group) pairs (depthwise and
+// grouped upsampling: centernet_dla_dw, grouped32_up; batches: dcgan_l5) run in slices of
+// (image, group) pairs on the thread pool, each slice copying its own groups into
+// the bordered input and then running their phases, so that the kernels read the copy from the
+// core's own cache instead of after a whole-tensor copy has pushed it out (and, on a VM whose
+// vCPUs share no cache, from the other core's). Channels-first data only (a slice's channels
+// are then contiguous planes), only where the layer makes an input copy, its packed filter fits
+// half of L2 (every slice streams it again: kSliceMaxFilterBytes, below) and the output is at
+// most kSliceMaxGrowth times the input (the copy is then a large share of the
+// memory traffic; fcn8s_upscore8, stride 8 x 8, measured no faster sliced). Measured (2 threads,
+// medians of 3 alternating runs, ms, whole -> 2 / 4 tasks per thread): centernet_dla_dw 0.161
+// (0.106-0.135 in other runs) -> 0.097 / 0.093; grouped32_up 0.189 -> 0.207 / 0.189;
+// fcn8s_upscore8 0.797 -> 0.858 / 0.922. On 2026-11-25 (medians of 4 alternating runs, 1 / 2 / 4
+// tasks per thread): grouped32_up 0.237 / 0.242 / 0.256, centernet_dla_dw 0.108 / 0.111 / 0.110:
+// one range per thread (the pool deals each thread its own range first, so the cores keep their
+// groups run after run). DECONV_GROUP_SLICES=0 runs such layers whole, =N with N tasks per thread
+// (for measuring). dcgan_l5 (64 images, 64 -> 3 channels; formerly held back by a bound of 64 on
+// C_in x C_out per group): 5.6-10.9 ms whole -> 4.5-4.6 sliced over 3 alternating runs.
+constexpr int64_t kSliceTasksPerThread = 1;
+constexpr int64_t kSliceMaxGrowth = 4;  // output elements per input element, at most
+
+// Image slices: channels-first layers run on the channels-last kernels (the plan's NXC twin) with
+// a batch run in slices of whole images, each transposing its images' input into the copy,
+// computing them and transposing their output back while both are still in the core's caches,
+// rather than three whole-tensor passes. Only where the packed filter fits half of L2 (every
+// slice streams it again) and the batch gives every thread two slices; kSliceOutputBytes of
+// output per slice at most. DECONV_GROUP_SLICES=0 turns these off too.
+constexpr int64_t kSliceMaxFilterBytes = 512 * 1024;  // either kind of slice
+constexpr int64_t kSliceOutputBytes = 512 * 1024;
+
+// Row slabs: channels-first layers of one or a few images on the channels-last kernels (vnet_up_3x3x3)
+// run in slabs of rows of the outermost output axis: each computes its rows of every phase into a
+// buffer of its own (kSliceOutputBytes at most, so it stays in L2) and transposes them into the
+// caller's output at once. Whole, the kernels wrote the channels-last result to memory and the
+// transpose read it back from there (vnet_up_3x3x3: 14 MB each way, 15% of its samples in the
+// transpose). The input is transposed whole first (the slabs' input rows overlap). Under the
+// same filter bound as the other slices (centernet_up3's 4 MiB would stream from L3 per slab).
+// DECONV_ROW_SLABS=0 turns them off, =N makes them N rows each (for measuring and testing).
+
+// How a layer runs in slices: `tasks` == 0, whole; else `tasks` slices over `units`, (image,
+// group) pairs or, when `images`, whole images, or when `slab_rows` > 0, (image, slab) pairs of
+// `slab_rows` rows of the outermost output axis.
+struct Slicing {
+    int64_t tasks = 0, units = 0;
+    bool images = false;
+    int64_t slab_rows = 0;
+};
+
+Slicing slicing(const Plan::Impl &p, bool copies_input, bool dense_output, size_t filter_bytes, size_t elem) {
+    const OpGeometry &g = p.geo;
+    // Every slice streams the packed filter again: within half of L2, for either kind.
+    if (p.policy.group_slices == 0 || g.forward || (int64_t)filter_bytes > kSliceMaxFilterBytes) return {};
+    const int64_t threads = pool_threads();
+    if (threads < 2) return {};
+    if (g.data_format == DataFormat::NXC) {
+        if (!dense_output) return {};
+        int64_t image_bytes = (int64_t)elem * g.groups * g.c_out;
+        for (int64_t y : p.out_spatial) image_bytes *= y;
+        const int64_t per_slice = std::max<int64_t>(1, kSliceOutputBytes / std::max<int64_t>(image_bytes, 1));
+        if (g.n >= 2 * threads) return {std::max(2 * threads, (g.n + per_slice - 1) / per_slice), g.n, true};
+        // Row slabs: a row of the outermost output axis within the slab bytes, at least two slabs
+        // per thread, one task each (each thread runs its own range of them first, then helps the
+        // other: with two tasks per thread the first to finish waited 8% of the run).
+        // DECONV_ROW_SLABS=N: slabs of N rows, whatever their bytes (0: none).
+        const int64_t forced = p.policy.row_slabs;
+        const int64_t rows = p.out_spatial[0], row_bytes = image_bytes / std::max<int64_t>(rows, 1);
+        if (g.rank < 2 || forced == 0 || (forced < 0 && row_bytes > kSliceOutputBytes)) return {};
+        const int64_t slab_rows =
+            forced > 0 ? forced : std::max<int64_t>(1, kSliceOutputBytes / std::max<int64_t>(row_bytes, 1));
+        const int64_t slabs = (rows + slab_rows - 1) / slab_rows;
+        if (g.n * slabs < 2 * threads) return {};
+        return {g.n * slabs, g.n * slabs, false, slab_rows};
+    }
+    if (!copies_input) return {};
+    int64_t in_count = 1, out_count = 1;
+    for (int64_t v : p.input_shape) in_count *= v;
+    for (int64_t v : p.info.output_shape) out_count *= v;
+    if (out_count > kSliceMaxGrowth * in_count) return {};
+    const int64_t units = g.n * g.groups;
+    if (units < 2 * threads) return {};
+    const int64_t per_thread = p.policy.group_slices > 0 ? p.policy.group_slices : kSliceTasksPerThread;
+    return {std::min(units, per_thread * threads), units, false};
+}
+
+// Runs fn(begin, count) over `units` split into `tasks` contiguous ranges, on the thread pool.
+// The first exception a task throws is rethrown here once every task has finished.
+template <typename Fn>
+void run_slices(int64_t tasks, int64_t units, const Fn &fn) {
+    struct Closure {
+        const Fn *fn;
+        int64_t tasks, units;
+        std::mutex lock;
+        std::exception_ptr error;
+    } c{&fn, tasks, units, {}, nullptr};
+    auto task = [](void *, int i, uint8_t *closure) -> int {
+        Closure &c = *reinterpret_cast<Closure *>(closure);
+        const int64_t begin = i * c.units / c.tasks, end = (i + 1) * c.units / c.tasks;
+        try {
+            (*c.fn)(begin, end - begin);
+        } catch (...) {
+            const std::lock_guard<std::mutex> hold(c.lock);
+            if (!c.error) c.error = std::current_exception();
+        }
+        return 0;
+    };
+    halide_do_par_for(nullptr, task, 0, (int)tasks, reinterpret_cast<uint8_t *>(&c));
+    if (c.error) std::rethrow_exception(c.error);
+}
+
+// Exact row tiles: the channels-last kernels tile a row by q_tile positions (KernelTiles) and
+// shift its last tile back over its neighbour, recomputing up to q_tile - 1 positions of a row
+// that is no multiple of q_tile (dilated_s1's phase rows of 56: 60 computed; 1.13-1.24 -> 1.05-1.07
+// ms split). Such rows run as two calls instead: the longest head of whole tiles whose rest is a
+// multiple of the four-position branch's tile, then the rest, which that branch tiles exactly (it
+// needs the full tile's channels). Returns the head, or 0 for one call (policy exact_row_tiles).
+int64_t exact_row_head(const Plan::Impl &p, int64_t width, int64_t q_tile) {
+    const int64_t four = p.tiles.short_positions;
+    if (q_tile == 0 || width % q_tile == 0 || p.geo.c_out < p.tiles.four_position_channels) return 0;
+    // Rows a multiple of four whose q_tile tiles would recompute more than a tenth of the row run
+    // whole on the kernels' four-position tiles already (cpu_channels_last_schedule.h): dcgan_l4's
+    // rows of 16 split 12 + 4 ran 2% slower (one more call per phase and image slice).
+    const int64_t recomputed = (width + q_tile - 1) / q_tile * q_tile - width;
+    if (width % four == 0 && recomputed * 10 > width) return 0;
+    for (int64_t head = width / q_tile * q_tile; head > 0; head -= q_tile)
+        if ((width - head) % four == 0) return head;
+    return 0;
+}
+
+// One call of a phase kernel (`kernel_rank` spatial axes; position or channel schedule) on the
+// packed filter from element `w_off`: one call per block of output channels when the packing is
+// blocked (FilterPacking::block), the output's channels `out_c_stride` apart.
+void call_phase_kernel(const Plan::Impl &p, const KernelEntry *kernel, const FilterPacking &packed,
+                       const int32_t steps[3], int kernel_rank, const uint8_t *in_base, int64_t w_off,
+                       uint8_t *out_base, int64_t out_c_stride, const halide_dimension_t *in_dims,
+                       const halide_dimension_t *w_dims, const halide_dimension_t *out_dims) {
+    const int dims = kernel_rank + 3;
+    const int64_t elem = (int64_t)dtype_size(p.dtype);
+    const int64_t bc = packed.block ? packed.block_channels : p.geo.c_out;
+    for (int64_t c0 = 0; c0 < p.geo.c_out; c0 += bc) {
+        const int64_t width = std::min(bc, p.geo.c_out - c0);
+        halide_dimension_t id[7], wd[7], od[7];
+        std::copy(in_dims, in_dims + dims, id);
+        std::copy(w_dims, w_dims + dims, wd);
+        std::copy(out_dims, out_dims + dims, od);
+        if (packed.block) {
+            wd[filter_dim(p.channel_major, kernel_rank, kernel_rank)].extent = (int32_t)(p.ci_pairs ? 2 * width : width);
+            od[data_dim(p.geo.data_format, kernel_rank, kernel_rank)].extent = (int32_t)width;
+        }
+        KernelBuffers b(p.dtype, dims, in_base, packed.data.data() + ((c0 / bc) * packed.block + w_off) * elem,
+                        out_base + c0 * out_c_stride * elem, id, wd, od);
+        const int rc = kernel->as<PhaseKernelFn>()(steps[0], steps[1], steps[2], &b.in, &b.w, &b.out);
+        if (rc != 0) fail_kernel(kernel, rc);
+    }
+}
+
+}  // namespace
+
+int64_t channels_last_row_tile(const Plan::Impl &p) {
+    if (!p.channel_major || p.policy.exact_row_tiles == Toggle::Off) return 0;
+    return p.tiles.row_positions;
+}
+
+// call_phase_kernel with its rows (data axis `x`, the kernel's innermost spatial one) in two calls
+// when exact_row_head says so: outputs [0, head), then the rest, whose output q reads the input of
+// q + head.
+void call_phase_kernel_rows(const Plan::Impl &p, int64_t row_tile, int x, const KernelEntry *kernel,
+                            const FilterPacking &packed, const int32_t steps[3], int kernel_rank, const uint8_t *in_base,
+                            int64_t w_off, uint8_t *out_base, int64_t out_c_stride, const halide_dimension_t *in_dims,
+                            const halide_dimension_t *w_dims, const halide_dimension_t *out_dims) {
+    const int64_t head = exact_row_head(p, out_dims[x].extent, row_tile);
+    if (head == 0) {
+        call_phase_kernel(p, kernel, packed, steps, kernel_rank, in_base, w_off, out_base, out_c_stride, in_dims, w_dims,
+                          out_dims);
+        return;
+    }
+    const int dims = kernel_rank + 3;
+    halide_dimension_t id[7], od[7];
+    std::copy(in_dims, in_dims + dims, id);
+    std::copy(out_dims, out_dims + dims, od);
+    od[x].extent = (int32_t)head;
+    call_phase_kernel(p, kernel, packed, steps, kernel_rank, in_base, w_off, out_base, out_c_stride, id, w_dims, od);
+    od[x].extent = out_dims[x].extent - (int32_t)head;
+    id[x].min -= (int32_t)head;
+    call_phase_kernel(p, kernel, packed, steps, kernel_rank, in_base, w_off,
+                      out_base + head * out_dims[x].stride * (int64_t)dtype_size(p.dtype), out_c_stride, id, w_dims, od);
+}
+
+
+// Runs a validated CPU layer: views checked, strides fitting the kernels' 32-bit fields.
+void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int64_t> in_st, const TensorView &output,
+             std::vector<int64_t> out_st, const FilterPacking &packed) {
+    if (p.batch_rows_kernel) {
+        run_batch_rows(p, input, in_st, output, out_st, packed);
+        return;
+    }
+    const size_t elem = dtype_size(p.dtype);
+    const OpGeometry &geo = p.geo;
+    const int rank = geo.rank;
+    const DataFormat fmt = geo.data_format;
+
+    // The kernels read the innermost data axis densely (x_D, or C under NXC): a view that is
+    // not is repacked, into the zero-bordered copy when the layer reads one (any layout: the
+    // channels-first data of a layer run on channels-last kernels is transposed there).
+    const void *in_data = input.data;
+    // Edge windows (Plan::Impl::EdgeWindows) read the caller's input where it is dense.
+    const bool edge_windows = p.edges.middle > 0 && in_st.back() == 1 && out_st.back() == 1;
+    const bool bordered = !p.border_lo.empty() && !edge_windows;
+    const std::vector<int64_t> caller_in_st = in_st;
+    const size_t first_spatial = fmt == DataFormat::NXC ? 1 : 2;
+    const bool copies_input = (p.border_copy && !edge_windows) || p.channels_in_rows || in_st.back() != 1;
+    // The kernels store vectors along the output's innermost axis (channels, or the rows of the
+    // interleaved kernels): an output whose innermost axis is not dense (a twin's view of the
+    // caller's other layout) is computed densely into a buffer the plan keeps, then copied
+    // (validation is complete, so nothing partial is written). Row slabs compute it slab by slab
+    // into buffers of their own instead.
+    std::optional<BufferPool::Lease> dense_output;
+    uint8_t *out_data = (uint8_t *)output.data;
+    std::vector<int64_t> caller_out_st = out_st;
+    const bool needs_dense_output = out_st.back() != 1;
+    // Slices (Slicing): each copies its own part of the input, runs its kernels, and copies its
+    // part of a dense output back.
+    const Slicing slices = slicing(p, copies_input, needs_dense_output,
+                                   packed.data.size() + packed.interleaved.data.size(), elem);
+    if (needs_dense_output) {
+        out_st = dense_strides(p.info.output_shape);
+        out_data = nullptr;
+        if (slices.slab_rows == 0) {
+            int64_t count = 1;
+            for (int64_t v : p.info.output_shape) count = checked_mul(count, v, "output element count");
+            dense_output.emplace(p.output_pool.take((size_t)count * elem));
+            out_data = dense_output->data();
+        }
+    }
+    std::optional<BorderedInput> bordered_copy;
+    if (copies_input) {
+        // Without margins (a plain dense copy) when the layer reads no bordered input.
+        const std::vector<int64_t> none(rank, 0);
+        bordered_copy.emplace(bordered_buffer(p.bordered_pool, p.input_shape, bordered ? p.border_lo : none,
+                                                      bordered ? p.border_hi : none, first_spatial, elem,
+                                                      p.channels_in_rows));
+        if (slices.tasks == 0 || slices.slab_rows > 0) {
+            copy_bordered(*bordered_copy, (const uint8_t *)in_data, in_st, p.input_shape, first_spatial, elem);
+        }
+        in_data = bordered_copy->buffer.data();
+        in_st = bordered_copy->strides;
+    }
+    const std::vector<int64_t> in_nc = to_ncx(in_st, fmt), out_nc = to_ncx(out_st, fmt);
+
+    const int dims = rank + 3;
+    halide_dimension_t layer_in_dims[6], layer_w_dims[6], layer_out_dims[6];
+    auto dd = [&](int logical) { return data_dim(fmt, rank, logical); };
+    auto fd = [&](int logical) { return filter_dim(p.channel_major, rank, logical); };
+    set_channel_dims(geo, p.channel_major, in_nc, out_nc, {packed.co, packed.ci, packed.g}, layer_in_dims,
+                     layer_w_dims, layer_out_dims);
+    if (p.ci_pairs) {
+        // The pair layout's [2*co + ci%2, ci/2] (data_layout.h, logical_filter); the co axis's
+        // extent is set per block of output channels below (pair packings are always blocked).
+        set_dim(layer_w_dims[fd(rank + 1)], 0, geo.c_in / 2, 2 * packed.ci);
+    }
+
+    if (geo.forward) {
+        // One call: input coordinates shifted by pads_begin, so the kernel reads y*s + k*d.
+        int32_t strides[3] = {1, 1, 1}, dilations[3] = {1, 1, 1};
+        for (int i = 0; i < rank; i++) {
+            const int h = rank - 1 - i;  // Halide axis of spec axis i (innermost first)
+            set_dim(layer_in_dims[dd(h)], p.info.pads_begin[i], geo.in_spatial[i], in_nc[2 + i]);
+            set_dim(layer_w_dims[fd(h)], 0, geo.kernel[i], packed.k[i]);
+            set_dim(layer_out_dims[dd(h)], 0, p.out_spatial[i], out_nc[2 + i]);
+            strides[h] = (int32_t)p.info.strides[i];
+            dilations[h] = (int32_t)p.info.dilations[i];
+        }
+        KernelBuffers b(p.dtype, dims, (const uint8_t *)in_data, packed.data.data(), out_data, layer_in_dims,
+                        layer_w_dims, layer_out_dims);
+        const int rc = p.kernel->as<GroupConvKernelFn>()(strides[0], strides[1], strides[2], dilations[0],
+                                                                 dilations[1], dilations[2], &b.in, &b.w, &b.out);
+        if (rc != 0) fail_kernel(p.kernel, rc);
+    } else {
+        // The interleaved kernel serves the innermost axis's groups of s outputs (every phase at
+        // once) when the output's rows are dense; the last Y mod s outputs run on the phase kernel.
+        const int in = rank - 1;
+        const bool interleave = p.interleaved_kernel && out_nc[2 + in] == 1;
+        const int64_t s_in = p.info.strides[in];
+        const InterleavedFilter &iw = packed.interleaved;
+        const int64_t groups = p.out_spatial[in] / s_in;
+        const int64_t row_tile = channels_last_row_tile(p);
+        // Odometer over the phases of each axis; under interleaving, the innermost axis's entries
+        // are instead 0 = the interleaved groups, then e = 1 .. Y mod s: output s*groups + e - 1.
+        auto entries = [&](int i) -> size_t {
+            if (interleave && i == in) return (size_t)(1 + p.out_spatial[in] % s_in);
+            return p.phases[i].size();
+        };
+        // Every phase of batch [n0, n0 + nn) x groups [g0, g0 + gn) (the whole layer, or one slice);
+        // with a slab, image n0's output rows [slab->y0, slab->y1) of the outermost axis only, into
+        // slab->data (laid out as those rows of the dense output).
+        struct RowSlab {
+            int64_t y0, y1;
+            uint8_t *data;
+        };
+        auto run_phases = [&](int64_t n0, int64_t nn, int64_t g0, int64_t gn, const RowSlab *slab = nullptr) {
+            halide_dimension_t in_dims[6], w_dims[6], out_dims[6];
+            std::copy(layer_in_dims, layer_in_dims + dims, in_dims);
+            std::copy(layer_w_dims, layer_w_dims + dims, w_dims);
+            std::copy(layer_out_dims, layer_out_dims + dims, out_dims);
+            in_dims[dd(rank + 1)].extent = out_dims[dd(rank + 1)].extent = w_dims[fd(rank + 2)].extent = (int32_t)gn;
+            in_dims[dd(rank + 2)].extent = out_dims[dd(rank + 2)].extent = (int32_t)nn;
+            const uint8_t *in_base =
+                (const uint8_t *)in_data + (n0 * in_nc[0] + g0 * geo.c_in * in_nc[1]) * (int64_t)elem;
+            const int64_t out_shift = (slab ? 0 : n0 * out_nc[0]) + g0 * geo.c_out * out_nc[1];
+            uint8_t *const out_root = slab ? slab->data : out_data;
+            const int64_t w_shift = g0 * packed.g, iw_shift = g0 * iw.g;
+            std::vector<size_t> counts(rank);
+            for (int i = 0; i < rank; i++) counts[i] = entries(i);
+            for_each_combination(counts, [&](const std::vector<size_t> &ph) {
+                int64_t out_off = 0, w_off = 0, iw_off = 0;
+                int32_t steps[3] = {1, 1, 1};
+                bool has_taps = true;
+                // Every output q of the phase reads input q + in_offset - j*in_step for j < T: when
+                // all of those lie in [0, X) the interior kernel (no boundary tests) serves the phase.
+                bool interior = true, in_slab = true;
+                const bool interleaved_call = interleave && ph[in] == 0;
+                for (int i = 0; i < rank; i++) {
+                    AxisPhase a = interleave && i == in ? p.phases[in][ph[in] == 0 ? 0 : ph[in] - 1] : p.phases[i][ph[i]];
+                    if (interleave && i == in && ph[in] > 0) {
+                        // A tail output s*groups + e - 1: phase e - 1's output q = groups alone.
+                        a.out_first += s_in * groups;
+                        a.in_offset += groups;
+                        a.out_count = 1;
+                    }
+                    if (slab && i == 0) {
+                        // The phase's outputs q in [q_lo, q_hi) lie in the slab's rows; its row
+                        // first + q_lo * s is the slab's row first + q_lo * s - y0.
+                        const int64_t s0 = p.info.strides[0];
+                        const int64_t q_lo = std::max<int64_t>(0, -floor_div(a.out_first - slab->y0, s0));
+                        const int64_t q_hi = std::min(a.out_count, -floor_div(a.out_first - slab->y1, s0));
+                        in_slab = q_hi > q_lo;
+                        a.out_first += q_lo * s0 - slab->y0;
+                        a.in_offset += q_lo;
+                        a.out_count = std::max<int64_t>(0, q_hi - q_lo);
+                    }
+                    const int h = rank - 1 - i;
+                    const int64_t ys = out_nc[2 + i], ks = packed.k[i];
+                    out_off += a.out_first * ys;
+                    w_off += a.tap_first * ks;
+                    if (interleave && i != in) iw_off += a.tap_first * iw.k[i];
+                    set_dim(out_dims[dd(h)], 0, a.out_count, p.info.strides[i] * ys);
+                    set_dim(w_dims[fd(h)], 0, a.tap_count, a.tap_step * ks);
+                    // The input's origin moves so that output q reads input q + in_offset at tap 0
+                    // (the interleaved kernel's innermost axis reads input coordinates as they are).
+                    const int64_t origin = interleaved_call && i == in ? 0 : a.in_offset;
+                    if (bordered) {
+                        set_dim(in_dims[dd(h)], -origin - p.border_lo[i],
+                                geo.in_spatial[i] + p.border_lo[i] + p.border_hi[i], in_nc[2 + i]);
+                    } else {
+                        set_dim(in_dims[dd(h)], -origin, geo.in_spatial[i], in_nc[2 + i]);
+                    }
+                    steps[h] = (int32_t)a.in_step;
+                    has_taps = has_taps && (a.tap_count > 0 || (interleaved_call && i == in));
+                    interior = interior && a.in_offset - (a.tap_count - 1) * a.in_step >= 0 &&
+                               a.out_count - 1 + a.in_offset < geo.in_spatial[i];
+                }
+                const KernelEntry *kernel = interior || bordered ? p.interior_kernel : p.kernel;
+                uint8_t *out_base = out_root + (out_off + out_shift) * (int64_t)elem;
+                if (interleaved_call) {
+                    set_dim(out_dims[0], 0, groups, s_in);
+                }
+                if (!in_slab) {
+                    // No output row of this phase in the slab.
+                } else if (!has_taps) {
+                    std::vector<int64_t> ext, st;
+                    for (int h = 0; h < dims; h++) {
+                        ext.push_back(out_dims[h].extent);
+                        st.push_back(out_dims[h].stride);
+                    }
+                    if (interleaved_call) {  // every phase of every group
+                        ext.push_back(s_in);
+                        st.push_back(1);
+                    }
+                    zero_fill(out_base, elem, ext, st);
+                } else if (interleaved_call) {
+                    // [ph, q, outer axes.., co, g, n] and [j, ph, outer taps.., co, ci, g].
+                    halide_dimension_t io_dims[7], iw_dims[7];
+                    set_dim(io_dims[0], 0, s_in, 1);
+                    set_dim(iw_dims[0], 0, iw.taps, iw.j);
+                    set_dim(iw_dims[1], 0, s_in, iw.ph);
+                    for (int h = 0; h < dims; h++) io_dims[h + 1] = out_dims[h];
+                    for (int h = 1; h < rank; h++) {
+                        const int i = rank - 1 - h;
+                        const AxisPhase &a = p.phases[i][ph[i]];
+                        set_dim(iw_dims[h + 1], 0, a.tap_count, a.tap_step * iw.k[i]);
+                    }
+                    set_dim(iw_dims[rank + 1], 0, geo.c_out, 1);
+                    set_dim(iw_dims[rank + 2], 0, geo.c_in, geo.c_out);
+                    set_dim(iw_dims[rank + 3], 0, gn, iw.g);
+                    // The blocked kernel takes the rows' first whole multiple of p.tiles.blocked_groups groups,
+                    // the plain one the rest (interleaved_tail_kernel); depthwise rows run their first
+                    // multiple of p.tiles.interleaved_groups groups, then the rest (interleaved_exact_rows). The
+                    // input's origin moves by the groups before.
+                    // Edge windows: the groups before and after the middle read their windows' copies.
+                    struct RowPart {
+                        int64_t q0, count;
+                        const KernelEntry *kernel;
+                        bool window = false;
+                    };
+                    RowPart parts[3] = {{0, groups, p.interleaved_kernel}, {0, 0, nullptr}, {0, 0, nullptr}};
+                    if (edge_windows) {
+                        const int64_t right = p.edges.left + p.edges.middle;
+                        parts[0] = {0, p.edges.left, p.edges.kernel, true};
+                        parts[1] = {p.edges.left, p.edges.middle, p.interleaved_kernel};
+                        parts[2] = {right, groups - right, p.edges.kernel, true};
+                    } else if (p.interleaved_tail_kernel) {
+                        const int64_t head = groups / p.tiles.blocked_groups * p.tiles.blocked_groups;
+                        parts[0].count = head;
+                        parts[1] = {head, groups - head, p.interleaved_tail_kernel};
+                    } else if (p.interleaved_exact_rows) {
+                        parts[0].count = groups / p.tiles.interleaved_groups * p.tiles.interleaved_groups;
+                        parts[1] = {parts[0].count, groups - parts[0].count, p.interleaved_kernel};
+                    }
+                    // pads_begin modulo the stride, the rest of it in the input's origin (the
+                    // kernel specializes the common residues: cpu_interleaved_schedule.h).
+                    const int64_t pad = p.info.pads_begin[in], pad_rest = floor_div(pad, s_in);
+                    for (const RowPart &part : parts) {
+                        if (part.count == 0) continue;
+                        const int64_t q0 = part.q0;
+                        const KernelEntry *k = part.kernel;
+                        io_dims[1].extent = (int32_t)part.count;
+                        halide_dimension_t id[6];
+                        std::copy(in_dims, in_dims + dims, id);
+                        id[dd(0)].min -= (int32_t)(q0 + pad_rest);
+                        const uint8_t *part_in = in_base;
+                        std::optional<BufferPool::Lease> window;
+                        if (part.window) {
+                            // Input [q0 + reach.lo, q0 + count + reach.hi) of every row (n, c), zero
+                            // outside the input; coordinate v of the kernel is input v + q0 + pad_rest.
+                            const int64_t first = q0 + p.edges.reach.lo;
+                            const int64_t width = part.count + p.edges.reach.hi - p.edges.reach.lo;
+                            window.emplace(p.bordered_pool.take((size_t)(nn * gn * geo.c_in * width) * elem));
+                            copy_row_window(window->data(), in_base, nn, in_nc[0], gn * geo.c_in, in_nc[1],
+                                                    geo.in_spatial[0], first, width, elem);
+                            part_in = window->data();
+                            set_dim(id[0], (int32_t)(first - q0 - pad_rest), width, 1);
+                            set_dim(id[1], 0, geo.c_in, width);
+                            set_dim(id[2], 0, gn, geo.c_in * width);
+                            set_dim(id[3], 0, nn, gn * geo.c_in * width);
+                        }
+                        KernelBuffers b(p.dtype, dims + 1, part_in, iw.data.data() + (iw_off + iw_shift) * (int64_t)elem,
+                                        out_base + q0 * s_in * (int64_t)elem, id, iw_dims, io_dims);
+                        b.in.dimensions = dims;
+                        const int rc = k->as<InterleavedKernelFn>()((int32_t)(pad - pad_rest * s_in),
+                                                                            steps[1], steps[2], &b.in, &b.w, &b.out);
+                        if (rc != 0) fail_kernel(k, rc);
+                    }
+                } else {
+                    call_phase_kernel_rows(p, row_tile, dd(0), kernel, packed, steps, rank, in_base, w_off + w_shift,
+                                           out_base, out_nc[1], in_dims, w_dims, out_dims);
+                }
+            });
+        };
+        if (slices.tasks == 0) {
+            run_phases(0, geo.n, 0, geo.groups);
+        } else if (slices.slab_rows > 0) {
+            // NXC: whole input already copied; (image, slab) units, each slab computed into a buffer
+            // of the task's own and transposed out at once.
+            const int64_t rows = p.out_spatial[0], slabs = (rows + slices.slab_rows - 1) / slices.slab_rows;
+            run_slices(slices.tasks, slices.units, [&](int64_t begin, int64_t count) {
+                BufferPool::Lease buf = p.slab_pool.take((size_t)(slices.slab_rows * out_st[1]) * elem);
+                for (int64_t u = begin; u < begin + count; u++) {
+                    const int64_t n = u / slabs, y0 = u % slabs * slices.slab_rows;
+                    const RowSlab slab{y0, std::min(rows, y0 + slices.slab_rows), buf.data()};
+                    run_phases(n, 1, 0, geo.groups, &slab);
+                    std::vector<int64_t> part = p.info.output_shape;
+                    part[0] = 1;
+                    part[1] = slab.y1 - y0;
+                    copy_tensor(buf.data(), out_st,
+                                        (uint8_t *)output.data + (n * caller_out_st[0] + y0 * caller_out_st[1]) * (int64_t)elem,
+                                        caller_out_st, part, elem);
+                }
+            });
+        } else if (slices.images) {
+            run_slices(slices.tasks, slices.units, [&](int64_t n0, int64_t nn) {
+                // NXC: images [n0, n0 + nn) in, computed, and out.
+                if (bordered_copy) {
+                    copy_bordered(*bordered_copy, (const uint8_t *)input.data, caller_in_st, p.input_shape,
+                                          first_spatial, elem, n0, nn);
+                }
+                run_phases(n0, nn, 0, geo.groups);
+                if (dense_output) {
+                    std::vector<int64_t> part = p.info.output_shape;
+                    part[0] = nn;
+                    copy_tensor(dense_output->data() + n0 * out_st[0] * (int64_t)elem, out_st,
+                                        (uint8_t *)output.data + n0 * caller_out_st[0] * (int64_t)elem, caller_out_st,
+                                        part, elem);
+                }
+            });
+        } else {
+            run_slices(slices.tasks, slices.units, [&](int64_t begin, int64_t count) {
+                // Runs of one image's groups: copy their input, then run their phases.
+                while (count > 0) {
+                    const int64_t n0 = begin / geo.groups, g0 = begin % geo.groups;
+                    const int64_t gn = std::min(count, geo.groups - g0);
+                    if (bordered_copy) {
+                        // NCX: channels [g0 * C_in, (g0 + gn) * C_in) of image n0.
+                        copy_bordered(*bordered_copy, (const uint8_t *)input.data, caller_in_st, p.input_shape,
+                                              first_spatial, elem, (n0 * geo.groups + g0) * geo.c_in, gn * geo.c_in);
+                    }
+                    run_phases(n0, 1, g0, gn);
+                    begin += gn;
+                    count -= gn;
+                }
+            });
+        }
+    }
+    if (dense_output && !slices.images) {
+        copy_tensor(dense_output->data(), out_st, (uint8_t *)output.data, caller_out_st, p.info.output_shape, elem);
+    }
+}
+
+
+}  // namespace detail
+}  // namespace deconv

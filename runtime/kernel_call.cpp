@@ -1,0 +1,118 @@
+#include "kernel_call.h"
+
+#include "halide_glue.h"
+
+#include <cstring>
+#include <string>
+
+namespace deconv {
+namespace detail {
+
+std::vector<int64_t> dense_strides(const std::vector<int64_t> &shape) {
+    std::vector<int64_t> st(shape.size());
+    int64_t s = 1;
+    for (size_t i = shape.size(); i-- > 0;) {
+        st[i] = s;
+        s *= shape[i];
+    }
+    return st;
+}
+
+std::vector<int64_t> ncx_to_nxc_order(const std::vector<int64_t> &v) {
+    std::vector<int64_t> r = {v[0]};
+    r.insert(r.end(), v.begin() + 2, v.end());
+    r.push_back(v[1]);
+    return r;
+}
+
+std::vector<int64_t> nxc_to_ncx_order(const std::vector<int64_t> &v) {
+    std::vector<int64_t> r = {v[0], v.back()};
+    r.insert(r.end(), v.begin() + 1, v.end() - 1);
+    return r;
+}
+
+void set_dim(halide_dimension_t &d, int64_t min, int64_t extent, int64_t stride) {
+    d.min = (int32_t)min;
+    d.extent = (int32_t)extent;
+    d.stride = (int32_t)stride;
+    d.flags = 0;
+}
+
+halide_type_t halide_type(DType t) {
+    switch (t) {
+    case DType::f32: return halide_type_t(halide_type_float, 32);
+    case DType::f16: return halide_type_t(halide_type_float, 16);
+    case DType::bf16: return halide_type_t(halide_type_bfloat, 16);
+    case DType::f64: return halide_type_t(halide_type_float, 64);
+    case DType::i8: return halide_type_t(halide_type_int, 8);
+    case DType::u8: return halide_type_t(halide_type_uint, 8);
+    case DType::i32: return halide_type_t(halide_type_int, 32);
+    }
+    return halide_type_t();
+}
+
+void zero_fill(uint8_t *base, size_t elem, const std::vector<int64_t> &extent, const std::vector<int64_t> &stride,
+               size_t axis) {
+    if (axis == extent.size()) {
+        std::memset(base, 0, elem);
+        return;
+    }
+    for (int64_t i = 0; i < extent[axis]; i++) {
+        zero_fill(base + i * stride[axis] * (int64_t)elem, elem, extent, stride, axis + 1);
+    }
+}
+
+// Halide's buffer fields are 32-bit: every extent, stride and coordinate of a call must fit.
+void check_fits_int32(const std::vector<int64_t> &values, const char *what) {
+    for (int64_t v : values) {
+        if (v > INT32_MAX || v < INT32_MIN) {
+            throw Error(ErrorKind::TooLarge, std::string(what) + " value " + std::to_string(v) +
+                                                 " does not fit the kernels' 32-bit buffer fields");
+        }
+    }
+}
+
+// Halide dimension of a data tensor's logical axis (0..D-1: spatial, Halide order; D: channel;
+// D+1: group; D+2: batch), per data format. Mirrors generators/data_layout.h.
+int data_dim(DataFormat f, int rank, int logical) {
+    if (f == DataFormat::NCX) return logical;
+    if (logical < rank) return 2 + logical;
+    if (logical == rank) return 0;
+    if (logical == rank + 1) return 1;
+    return rank + 2;
+}
+
+// Halide dimension of a filter's logical axis (0..D-1: taps; D: co; D+1: ci; D+2: g).
+int filter_dim(bool channel_major, int rank, int logical) {
+    if (!channel_major) return logical;
+    if (logical < rank) return 3 + logical;
+    return logical - rank;
+}
+
+void set_channel_dims(const OpGeometry &geo, bool channel_major, const std::vector<int64_t> &in_nc,
+                      const std::vector<int64_t> &out_nc, ChannelStrides w, halide_dimension_t *in_dims,
+                      halide_dimension_t *w_dims, halide_dimension_t *out_dims) {
+    const int rank = geo.rank;
+    auto dd = [&](int logical) { return data_dim(geo.data_format, rank, logical); };
+    auto fd = [&](int logical) { return filter_dim(channel_major, rank, logical); };
+    set_dim(in_dims[dd(rank)], 0, geo.c_in, in_nc[1]);
+    set_dim(in_dims[dd(rank + 1)], 0, geo.groups, geo.c_in * in_nc[1]);
+    set_dim(in_dims[dd(rank + 2)], 0, geo.n, in_nc[0]);
+    set_dim(w_dims[fd(rank)], 0, geo.c_out, w.co);
+    set_dim(w_dims[fd(rank + 1)], 0, geo.c_in, w.ci);
+    set_dim(w_dims[fd(rank + 2)], 0, geo.groups, w.g);
+    set_dim(out_dims[dd(rank)], 0, geo.c_out, out_nc[1]);
+    set_dim(out_dims[dd(rank + 1)], 0, geo.groups, geo.c_out * out_nc[1]);
+    set_dim(out_dims[dd(rank + 2)], 0, geo.n, out_nc[0]);
+}
+
+// The filter of the interleaved kernel, from the position kernels' packing: logical
+
+void fail_kernel(const KernelEntry *kernel, int rc) {
+    std::string msg = take_halide_error();
+    throw Error(ErrorKind::Kernel, std::string("kernel ") + kernel->name + " failed (Halide error " +
+                                       std::to_string(rc) + ")" + (msg.empty() ? "" : ": " + msg));
+}
+
+}  // namespace detail
+}  // namespace deconv

@@ -1,0 +1,102 @@
+// A plan's state: the layer resolved once by Plan::create (plan.cpp), the kernels and steps
+// strategy.cpp chose for it, and the scratch buffers its runs keep. Read by the executors.
+#pragma once
+
+#include "bordered_input.h"
+#include "buffer_pool.h"
+#include "cpu_tiles.h"
+#include "deconv/deconv.h"
+#include "kernel_registry.h"
+#include "op_geometry.h"
+#include "phase_decomposition.h"
+#include "policy.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace deconv {
+
+using detail::AxisPhase;
+
+struct Plan::Impl {
+    Op op;
+    DType dtype;
+    // The pinned knobs (strategy.cpp decides the Auto ones) and where they came from, for
+    // describe(): "heuristics", "options", "environment", or the database entry.
+    detail::Policy policy;
+    std::string policy_source = "heuristics";
+    // The CPU variant's registers and the register tiles of the chosen kernels on it.
+    detail::CpuRegisters regs;
+    detail::KernelTiles tiles;
+    // Output channels per block of the packed filter (filter_packing.h); 0: one packing.
+    int64_t channel_block = 0;
+    // Runs on the calling thread alone.
+    bool serial = false;
+    std::vector<int64_t> input_shape, filter_shape;  // as the caller gives them
+    ShapeInfo info;
+    detail::OpGeometry geo;
+    std::vector<int64_t> out_spatial;            // spec order
+    std::vector<std::vector<AxisPhase>> phases;  // backprop: per spatial axis (spec order)
+    const detail::KernelEntry *kernel = nullptr;           // backprop: bounded, any phase
+    const detail::KernelEntry *interior_kernel = nullptr;  // phases whose taps all read inside the input
+    // The kernels vectorize output channels (and read the filter packed channel-major).
+    bool channel_major = false;
+    // bf16 channels-last kernels that reduce input channel pairs with vdpbf16ps: the packed
+    // filter holds each pair's two weights of an output channel adjacent (pack_filter).
+    bool ci_pairs = false;
+    // Backprop layers whose input is small enough (channel-vectorized ones, and position-
+    // vectorized ones with few output channels) run every phase on the interior kernel over a
+    // zero-bordered copy of the input (bordered_input.h): the bounded kernels' clamped reads
+    // compile to gathers or scalar loads behind selects. Margins per spatial axis, spec order;
+    // empty when the layer reads the caller's input directly.
+    std::vector<int64_t> border_lo, border_hi;
+    bool border_copy = false;  // some margin is non-zero: each run copies the input into one
+    mutable detail::BufferPool bordered_pool;  // the copies' buffers, kept between runs
+    mutable detail::BufferPool output_pool;    // dense outputs of channels-last kernels (see run_cpu)
+    mutable detail::BufferPool slab_pool;      // their row slabs' buffers, one per task (see run_cpu)
+    // Bordered layers whose innermost axis has stride 2 or 8 (dilation 1) run all of its phases
+    // together, stored as dense rows (deconv_phase_conv_interleaved); null otherwise.
+    const detail::KernelEntry *interleaved_kernel = nullptr;
+    // With the blocked interleaved kernel: the plain one, for the groups of a row past its last
+    // whole multiple of kBlockedRowTile (null when the rows are such multiples).
+    const detail::KernelEntry *interleaved_tail_kernel = nullptr;
+    // Depthwise rows (one input channel) of the plain interleaved kernel that are no multiple of
+    // kExactRowTile groups: run as their first whole multiple, which takes the kernel's exact-tile
+    // branch, then the rest in a second call.
+    bool interleaved_exact_rows = false;
+    // 1D layers on the interleaved kernel read the caller's input in place, not a bordered copy
+    // of it: the row's groups [left, left + middle) read inside the input, those before and after
+    // read zero-bordered copies of their input windows, on `kernel` (choose_edge_windows).
+    // middle = 0: the layer reads a whole bordered copy.
+    struct EdgeWindows {
+        int64_t left = 0, middle = 0;
+        detail::InterleavedReach reach{0, 0};  // group q reads input [q + reach.lo, q + reach.hi]
+        const detail::KernelEntry *kernel = nullptr;
+    } edges;
+    // 3D layers on the blocked interleaved kernel: the input copy lays the channel axis out
+    // between the innermost axis and the outer ones (bordered_buffer), and every run makes one,
+    // margins or not (see choose_bordered_input).
+    bool channels_in_rows = false;
+    // Channels-last layers of narrow phase rows and a wide batch run with the images as the
+    // innermost row, on this kernel of the next rank (choose_batch_rows), one call per tap window
+    // of each axis's phases (tap_windows[axis][phase]); null otherwise.
+    const detail::KernelEntry *batch_rows_kernel = nullptr;
+    std::vector<std::vector<std::vector<detail::TapWindow>>> tap_windows;
+    // Where `kernel` runs. CUDA kernels read the caller's filter unpacked, through its strides.
+    Device device = Device::CPU;
+    // Why a Device::CUDA request runs on the CPU (ExecOptions::allow_cpu_fallback); else empty.
+    std::string fallback_reason;
+    int64_t macs = 0;
+    // f16 layers on x86 with F16C: the f32 plan of the same layer (see f16_conversion.h).
+    std::shared_ptr<const Impl> via_f32;
+    // Channels-first backprop layers with many output channels: the same layer on channels-last
+    // data, whose kernels store whole channel vectors (see choose_via_channels_last). Runs
+    // transpose the input into it and its result back.
+    std::shared_ptr<const Impl> via_nxc;
+    // Channels-last backprop layers with few output channels per group: the same layer on
+    // channels-first data (see choose_via_channels_first), likewise.
+    std::shared_ptr<const Impl> via_ncx;
+};
+
+}  // namespace deconv

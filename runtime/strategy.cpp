@@ -1,0 +1,498 @@
+// Strategy: a layer and its policy (policy.h) in, the plan's kernels and steps out. Every knob
+// the policy leaves Auto is decided here by the hand rules below (the heuristics), each with the
+// measurement it rests on; docs/performance.md has the rest. A pin that does not apply to the
+// layer falls back to the rule.
+#include "strategy.h"
+
+#include "bordered_input.h"
+#include "checked_math.h"
+#include "cpu_tiles.h"
+#include "halide_glue.h"
+#include "kernel_call.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <mutex>
+#include <set>
+
+namespace deconv {
+namespace detail {
+
+// The key of a CPU kernel of plan `p` (`rank` spatial axes: the layer's, or one more for batch
+// rows). `ci_pairs`: the bf16 dot-product kernels (channels-last backprop only). The forward op
+// has one kernel per layout (channel-vectorized, bounded).
+KernelKey cpu_kernel_key(const Plan::Impl &p, int rank, bool channel_major, bool interior, bool ci_pairs) {
+    const bool nxc = p.geo.data_format == DataFormat::NXC;
+    KernelKey k;
+    k.family = p.geo.forward ? KernelFamily::GroupConv : KernelFamily::Phase;
+    k.rank = rank;
+    k.dtype = p.dtype;
+    k.layout = p.geo.data_format;
+    k.channels = nxc || channel_major || p.geo.forward;
+    k.bounded = p.geo.forward || !interior;
+    k.ci_pairs = nxc && ci_pairs && !p.geo.forward;
+    return k;
+}
+
+namespace {
+
+// Channels-first backprop layers choose their schedule: vectorized output channels when a
+// group has at least a vector of them (16 f32 lanes on AVX-512) and each tile's reduction
+// (input channels x taps per phase, above 256) is long enough to amortize its stores, which scatter
+// across channel planes; else vectorized output positions. Measured on the bench suite
+// (README, "Speed"): unet3d_up (128 x 1 tap) runs faster on positions, vnet_up_3x3x3 (64 x 8)
+// and dilated_s1 (64 x 9) on channels. DECONV_NCX_SCHEDULE = positions | channels overrides
+// the choice (for measuring and tuning).
+bool choose_channel_major(const Plan::Impl &p) {
+    const OpGeometry &g = p.geo;
+    if (g.forward || g.data_format == DataFormat::NXC) return true;
+    if (p.policy.route == Policy::Route::Channels) return true;
+    if (p.policy.route == Policy::Route::Positions) return false;
+    int64_t taps = 1;  // taps per phase, at most
+    for (int i = 0; i < g.rank; i++) taps *= (g.kernel[i] + p.info.strides[i] - 1) / p.info.strides[i];
+    return g.c_out >= p.tiles.lanes && g.c_in * taps > 256;
+}
+
+
+
+// The CPU kernels of a layer: which schedule (channel_major) and the bounded and interior kernels.
+// bf16 backprop layers on channels-last data with an even number of input channels per group
+// run on the dot-product kernels where the CPU has AVX512-BF16 (phase_conv_nxc_pairs: two
+// multiply-adds per lane and instruction). DECONV_BF16_DOT=0 keeps the f32-FMA kernels (for
+// measuring).
+bool uses_bf16_dot(const Plan::Impl &p) {
+    const int rank = p.geo.rank;
+    return p.dtype == DType::bf16 && !p.geo.forward && p.geo.data_format == DataFormat::NXC && p.geo.c_in % 2 == 0 &&
+           p.policy.bf16_dot != Toggle::Off && find_kernel(cpu_kernel_key(p, rank, true, false, true)) &&
+           find_kernel(cpu_kernel_key(p, rank, true, true, true)) && cpu_has_bf16_dot();
+}
+
+// A database entry that pins kernels this build lacks gets one warning per entry and process.
+void warn_once(const std::string &message) {
+    static std::mutex lock;
+    static std::set<std::string> said;
+    const std::lock_guard<std::mutex> hold(lock);
+    if (said.insert(message).second) std::fprintf(stderr, "deconv: warning: %s\n", message.c_str());
+}
+
+void set_cpu_kernels(Plan::Impl &p, bool channel_major) {
+    const int rank = p.geo.rank;
+    p.channel_major = channel_major;
+    p.ci_pairs = channel_major && uses_bf16_dot(p);
+    const KernelKey bounded = cpu_kernel_key(p, rank, p.channel_major, false, p.ci_pairs);
+    const KernelKey interior = cpu_kernel_key(p, rank, p.channel_major, true, p.ci_pairs);
+    p.kernel = find_kernel(bounded);
+    p.interior_kernel = find_kernel(interior);
+    // Pinned register tiles: the channel-vectorized kernels built with them, where this build has
+    // them (generators/CMakeLists.txt, DECONV_SCHEDULES).
+    const Policy &pin = p.policy;
+    if (bounded.channels && !p.geo.forward && (pin.kernel_q_tile > 0 || pin.kernel_vectors > 0)) {
+        ScheduleKnobs knobs = p.kernel ? p.kernel->knobs : ScheduleKnobs{};
+        if (pin.kernel_q_tile > 0) knobs.q_tile = (int)pin.kernel_q_tile;
+        if (pin.kernel_vectors > 0) knobs.vectors = (int)pin.kernel_vectors;
+        const KernelEntry *b = find_kernel(bounded, knobs), *i = find_kernel(interior, knobs);
+        if (b && i) {
+            p.kernel = b;
+            p.interior_kernel = i;
+        } else if (p.policy_source.find("heuristics") != 0) {
+            warn_once(p.policy_source + " pins kernel_q_tile=" + policy_knob_value(pin, "kernel_q_tile") +
+                      " kernel_vectors=" + policy_knob_value(pin, "kernel_vectors") + " for " + (p.kernel ? p.kernel->name : "?") +
+                      ", a kernel this build lacks (build it with -DDECONV_SCHEDULES): the default kernel runs");
+        }
+    }
+    p.tiles = kernel_tiles(p.regs, p.dtype, p.channel_major ? p.kernel : nullptr, nullptr);
+}
+
+
+
+// The interleaved kernel of a channels-first backprop layer on the position-vectorized
+// schedule, if the layer can run it: stride 2 or 8 (blocked: 2) and dilation 1 on the innermost
+// axis, one phase per output residue in residue order (every residue has an output). Null
+// otherwise.
+const KernelEntry *interleaved_kernel_for(const Plan::Impl &p, bool channel_major, bool blocked) {
+    const int in = p.geo.rank - 1;  // the innermost axis, spec order
+    const int64_t s = p.info.strides[in];
+    if (p.geo.forward || channel_major || p.geo.data_format != DataFormat::NCX || (s != 2 && (blocked || s != 8)) ||
+        p.info.dilations[in] != 1 || p.out_spatial[in] < s || (int64_t)p.phases[in].size() != s)
+        return nullptr;
+    for (int64_t r = 0; r < s; r++)
+        if (p.phases[in][r].out_first != r) return nullptr;
+    KernelKey key;
+    key.family = KernelFamily::Interleaved;
+    key.rank = p.geo.rank;
+    key.dtype = p.dtype;
+    key.x_stride = (int)s;
+    key.blocked = blocked;
+    // Phase 0 one tap short of phase 1 (an odd kernel, odd pads_begin): the variant that skips the
+    // packed zero. grouped32_up (kernel 3, pad 1): 0.237 -> 0.184 ms.
+    if (!blocked && s == 2 && p.phases[in][0].tap_count + 1 == p.phases[in][1].tap_count &&
+        p.policy.short_phase != Toggle::Off) {
+        KernelKey short0 = key;
+        short0.short_phase0 = true;
+        if (const KernelEntry *k = find_kernel(short0)) return k;
+    }
+    return find_kernel(key);
+}
+
+// Layers with 16 or more output channels whose weights per kernel call fit half of L2 and whose
+// rows hold at least 32 groups of s outputs run on the blocked interleaved kernel
+// (cpu_interleaved_schedule.h) rather than on the channels-last kernels: no transposes
+// (hifigan_up3 7.3 -> 4.8 ms). Narrower rows recompute more in their tails and channel tiles
+// (vnet_up_3x3x3, 24 groups: 4.6 -> 8.1), and larger weights would stream from L3 once per block.
+// A row that is no whole number of the kernel's tiles (KernelTiles::blocked_groups) runs its rest
+// on the plain interleaved kernel (interleaved_tail); depthwise rows on the plain kernel that are
+// no whole number of its tiles run as their first whole multiple, which takes the kernel's
+// exact-tile branch, then the rest (exact_groups; fcn8s_upscore8 1.11-1.31 -> 1.04-1.19 ms).
+constexpr int64_t kBlockedWeightBytes = int64_t(512) << 10;
+constexpr int64_t kBlockedMinGroups = 32;
+
+bool prefers_blocked_interleave(const Plan::Impl &p) {
+    const int in = p.geo.rank - 1;
+    const Policy::Interleave pin = p.policy.interleave;
+    if (pin == Policy::Interleave::Off || pin == Policy::Interleave::Plain || !interleaved_kernel_for(p, false, true))
+        return false;
+    const bool forced = pin == Policy::Interleave::Blocked;
+    if (!forced && (p.geo.c_out < 16 || p.policy.route != Policy::Route::Auto ||
+                    p.out_spatial[in] / p.info.strides[in] < kBlockedMinGroups))
+        return false;
+    int64_t taps = 1;  // per call: the most taps of a phase on the outer axes, every phase of the innermost
+    for (int i = 0; i < p.geo.rank; i++) {
+        int64_t most = 0;
+        for (const AxisPhase &a : p.phases[i]) most = std::max(most, a.tap_count);
+        taps *= i == p.geo.rank - 1 ? most * p.info.strides[i] : most;
+    }
+    const int64_t acc_bytes = 4;  // f32 accumulators (the kernel's dtypes are f32, f16, bf16)
+    if (!forced && p.geo.c_in * taps * p.geo.c_out * acc_bytes > kBlockedWeightBytes) return false;
+    // It reads a zero-bordered input copy: within that copy's limit.
+    std::vector<int64_t> lo, hi;
+    return border_margins(p.phases, p.geo, dtype_size(p.dtype), p.info.strides[in], p.info.pads_begin[in],
+                                  p.out_spatial[in], lo, hi);
+}
+
+// Edge windows (Plan::Impl::edges) for 1D layers on the interleaved kernel whose input needs
+// margins: the whole bordered copy moved every input byte once more per run (hifigan_up3: 13 MB,
+// 6% of its samples in memmove). The edges run on the plain interleaved kernel, each at least
+// kEdgeMinGroups wide so that it takes the kernel's vector tiles; the blocked kernel's part is a
+// whole number of its row tiles.
+constexpr int64_t kEdgeMinGroups = 16;
+
+void choose_edge_windows(Plan::Impl &p, bool blocked) {
+    const OpGeometry &geo = p.geo;
+    if (geo.rank != 1 || !p.interleaved_kernel || !p.border_copy || p.channels_in_rows || !p.kernel ||
+        geo.data_format != DataFormat::NCX || p.policy.edge_windows == Toggle::Off)
+        return;
+    const int64_t s = p.info.strides[0], pad = p.info.pads_begin[0], x = geo.in_spatial[0];
+    const int64_t groups = p.out_spatial[0] / s;
+    int64_t taps = 0;
+    for (const AxisPhase &a : p.phases[0]) taps = std::max(taps, a.tap_count);
+    Plan::Impl::EdgeWindows e;
+    e.reach = interleaved_reach(s, pad, taps);
+    const int64_t inside_first = std::min(std::max(-e.reach.lo, int64_t(0)), groups);
+    const int64_t inside_end = std::min(std::max(x - e.reach.hi, int64_t(0)), groups);
+    e.left = std::min(groups, std::max(inside_first, kEdgeMinGroups));
+    e.middle = std::min(inside_end, groups - kEdgeMinGroups) - e.left;
+    if (blocked) e.middle = e.middle / p.tiles.blocked_groups * p.tiles.blocked_groups;
+    e.kernel = blocked ? interleaved_kernel_for(p, false, false) : p.interleaved_kernel;
+    if (e.middle >= kEdgeMinGroups && e.kernel) p.edges = e;
+}
+
+// Whether a CPU backprop layer reads a zero-bordered input copy, and whether it runs the
+// interleaved kernel (both need the phases).
+void choose_bordered_input(Plan::Impl &p) {
+    const OpGeometry &geo = p.geo;
+    const int rank = geo.rank;
+    const DType dtype = p.dtype;
+    if (!geo.forward && p.policy.bordered_input != Toggle::Off) {
+        // The interleaved kernel is a positions schedule.
+        const bool blocked = prefers_blocked_interleave(p);
+        if (blocked && p.channel_major) set_cpu_kernels(p, false);
+        const int in = rank - 1;  // the innermost axis, spec order
+        const int64_t s = p.info.strides[in];
+        const KernelEntry *ik =
+            p.policy.interleave == Policy::Interleave::Off ? nullptr : interleaved_kernel_for(p, p.channel_major, blocked);
+        const bool interleave = ik != nullptr;
+        if (ik) p.tiles.interleaved_groups = kernel_tiles(p.regs, p.dtype, nullptr, ik).interleaved_groups;
+        std::vector<int64_t> lo, hi;
+        // Channel-vectorized kernels always: their bounded twin reads each input value through
+        // a scalar load behind a bounds select, and the copy is small beside their reduction.
+        // Positions kernels with few output channels: with 16 or more, the position kernel's
+        // wider register tile (2 vectors x 8 channels) beats the interleaved one and the copy
+        // does not pay (measured: unet_up4, unet3d_up 1.4-1.6x slower bordered and interleaved),
+        // unless the blocked kernel serves the layer.
+        const auto positive = [](int64_t v) { return v > 0; };
+        const bool pinned = p.policy.bordered_input == Toggle::On || p.policy.interleave == Policy::Interleave::Plain;
+        if ((p.channel_major || geo.c_out < 16 || blocked || pinned) &&
+            border_margins(p.phases, geo, dtype_size(dtype), interleave ? s : 0, p.info.pads_begin[in],
+                                   p.out_spatial[in], lo, hi)) {
+            const bool margins = std::any_of(lo.begin(), lo.end(), positive) || std::any_of(hi.begin(), hi.end(), positive);
+            if (interleave || margins) {
+                p.border_lo = lo;
+                p.border_hi = hi;
+                p.border_copy = margins;
+                if (interleave) p.interleaved_kernel = ik;
+                if (interleave && blocked && (p.out_spatial[in] / s) % p.tiles.blocked_groups != 0 &&
+                    p.policy.interleaved_tail != Toggle::Off) {
+                    p.interleaved_tail_kernel = interleaved_kernel_for(p, false, false);
+                }
+                const int64_t groups = p.out_spatial[in] / s;
+                const int64_t tile = p.tiles.interleaved_groups;
+                p.interleaved_exact_rows = interleave && !blocked && geo.c_in == 1 && rank >= 2 && tile > 0 &&
+                                           groups > tile && groups % tile != 0 && p.policy.exact_groups != Toggle::Off;
+                // The blocked kernel reduces every input channel at the rows of its block; in 3D a
+                // plain copy (or the caller's input) puts each channel a whole plane further on
+                // (unet3d_up: 128 KiB), with channels in rows a row's channels are one contiguous
+                // run (17 KiB). Measured on a Zen 4 VM (2 threads, ms, medians of 3-4 alternating
+                // runs, plain -> channels in rows, the copy included): unet3d_up 27.8 -> 24.7;
+                // plain planes padded to an odd number of cache lines (against cache-set
+                // conflicts) 29.7, plain with transparent huge pages (against TLB misses) 34.6: the
+                // contiguous run itself is what helps. In 2D it lost (unet_up4, whose input needs
+                // no margins and so no copy otherwise, 18.1 -> 21.6; 192x192 15.3 -> 16.7): 3D only.
+                p.channels_in_rows = interleave && blocked && rank == 3 && p.policy.channels_in_rows != Toggle::Off;
+                choose_edge_windows(p, blocked);
+            }
+        }
+    }
+}
+
+// Channels-first backprop layers with at least 16 output channels per group run on the
+// channels-last kernels, over a transposed copy of the input, their result transposed back: the
+// channels-first kernels store each register tile across output planes, an element at a time
+// (stride-phase rows are strided), which cost more than their arithmetic unless the reduction
+// per output is long. Measured on the suite (2 threads, ms, channels-first kernels against
+// channels-last ones): dcgan_l4 40 -> 13, centernet_up3 49 -> 23, unet3d_up 25 -> 13, unet_up4
+// 12.5 -> 9.4, vnet_up_3x3x3 8.0 -> 5.5, hifigan_up3 7.2 -> 5.9.
+// Phases of one tap with 128 or more output channels stay on the channels-first kernels: with a
+// single tap their tile's input rows are contiguous, and on 2026-11-25 (2 threads, ms, medians of
+// alternating runs, channels-first against channels-last) unet_up1 17.7 vs 18.6, 2048->128 at
+// 28x28 9.8 vs 10.8, 1024->256 at 8x8 batch 4 3.9 vs 4.4, 512->256 at 28x28 4.1 vs 4.3; with
+// 64 output channels channels-last won (512->64 at 32x32: 1.78 vs 1.53). Phases of several taps
+// run channels-last at every reduction length: dcgan_l2 (2048 input channels x taps) 25.9 vs
+// 23.8, 1024->512 at 16x16 k4 39-45 vs 28, 512->256 at 32x32 k4 59-61 vs 48-50.
+// bf16 layers always take the channels-last route, where its dot-product kernels are.
+// DECONV_NCX_SCHEDULE = positions | channels keeps the channels-first kernels, = channels_last
+// takes this route for every layer (for measuring).
+constexpr int64_t kOneTapChannelsFirstMinCout = 128;
+constexpr int64_t kMaxLayoutCopyBytes = int64_t(512) << 20;
+
+bool choose_via_channels_last(const Plan::Impl &p) {
+    const OpGeometry &g = p.geo;
+    if (g.forward || g.data_format != DataFormat::NCX) return false;
+    const bool forced = p.policy.route == Policy::Route::ChannelsLast;
+    if (p.policy.route != Policy::Route::Auto && !forced) return false;
+    KernelKey nxc = cpu_kernel_key(p, g.rank, true, false);
+    nxc.layout = DataFormat::NXC;
+    KernelKey nxc_interior = nxc;
+    nxc_interior.bounded = false;
+    if (!find_kernel(nxc) || !find_kernel(nxc_interior)) return false;
+    if (forced) return true;
+    if (g.c_out < 16 || prefers_blocked_interleave(p)) return false;
+    int64_t taps = 1;  // the most taps of a phase
+    for (const auto &axis : p.phases) {
+        int64_t most = 0;
+        for (const AxisPhase &a : axis) most = std::max(most, a.tap_count);
+        taps *= most;
+    }
+    if (taps == 1 && g.c_out >= kOneTapChannelsFirstMinCout && p.dtype != DType::bf16) return false;
+    // The copies (the input transposed, the output before it is transposed back) stay within
+    // kMaxLayoutCopyBytes; larger layers run the channels-first kernels on the caller's buffers.
+    int64_t bytes = (int64_t)dtype_size(p.dtype);
+    for (int64_t v : p.input_shape) bytes = checked_mul(bytes, v, "data bytes");
+    int64_t out_bytes = (int64_t)dtype_size(p.dtype);
+    for (int64_t v : p.info.output_shape) out_bytes = checked_mul(out_bytes, v, "output bytes");
+    return bytes + out_bytes <= kMaxLayoutCopyBytes;
+}
+
+// Batch rows: channels-last plans (channels-last layers, and the twins of channels-first ones)
+// whose phase rows along the innermost axis are narrower than the kernels' position tile, with a
+// batch of kBatchRowsMinImages or more, 1D and 2D. Their data is laid out [X_1 .. X_D, N, C]
+// (outermost first) and each phase runs on the interior kernel of rank D + 1 with the images as
+// its innermost axis (one tap there): rows of N positions instead of a few, so the wide register
+// tile serves them. The phases are cut into tap windows (tap_windows), one kernel call each, so no
+// copy needs a zero border and no product with one is computed. dcgan_l2 (batch 64, 4x4 input,
+// 512 -> 256, kernel 4 stride 2 pad 1) spends 23% of its nominal products on the border
+// otherwise. Measured on a Zen 4 VM (2 threads, ms): as the channels-last 2D layer it ran
+// 25.7-27.2; in the batch-rows layout over a bordered copy, every tap computed, 21-22; in tap
+// windows 18.9-19.3 (oneDNN 16-18 in the same runs). dcgan_l4 (rows of 16) measured the same either
+// way (24 ms: its whole-tensor transposes cost what its tiles gain) and keeps its image slices.
+// DECONV_BATCH_ROWS=0 turns it off (for measuring).
+constexpr int64_t kBatchRowsMinImages = 16;
+
+bool choose_batch_rows(Plan::Impl &p) {
+    const OpGeometry &g = p.geo;
+    if (g.forward || g.data_format != DataFormat::NXC || !p.channel_major || g.rank > 2 ||
+        p.policy.batch_rows == Toggle::Off)
+        return false;
+    if (p.policy.batch_rows != Toggle::On) {
+        if (g.n < kBatchRowsMinImages) return false;
+        for (const AxisPhase &a : p.phases[g.rank - 1])
+            if (a.out_count >= p.tiles.row_positions) return false;
+    }
+    const KernelEntry *k = find_kernel(cpu_kernel_key(p, g.rank + 1, true, true, p.ci_pairs));
+    if (!k) return false;
+    // Both copies within the layout copies' limit.
+    int64_t elements = 0;
+    for (const std::vector<int64_t> *shape : {&p.input_shape, &p.info.output_shape}) {
+        int64_t n = 1;
+        for (int64_t v : *shape) n = checked_mul(n, v, "tensor elements");
+        elements += n;
+    }
+    if (elements * (int64_t)dtype_size(p.dtype) > kMaxLayoutCopyBytes) return false;
+    p.batch_rows_kernel = k;
+    p.tap_windows.clear();
+    for (int i = 0; i < g.rank; i++) {
+        std::vector<std::vector<TapWindow>> axis;
+        for (const AxisPhase &a : p.phases[i]) axis.push_back(tap_windows(a, g.in_spatial[i]));
+        p.tap_windows.push_back(std::move(axis));
+    }
+    return true;
+}
+
+// Output channels per block of the channel-vectorized kernels' packing: one kernel call per block.
+// Channels-last: two of the kernels' channel tiles (unet_up1_bf16: 64 channels 4.68 ms, 128 4.51,
+// 256 4.73). Rows narrower than the kernels' position tile, either layout: blocks of four of the
+// narrow-row branch's 3-vector tiles, so that each tile's weights stream from one contiguous run
+// (dcgan_l2: unblocked 20.0 ms, blocks of 192 15.7). Channels-first layers with wider rows keep one
+// packing (centernet_up3 measured 25.5 -> 31.7 ms blocked). Batch rows: every output channel in
+// one call, whose parallel loops then hold all the channel tiles.
+constexpr int64_t kChannelBlock = 128;
+constexpr int64_t kNarrowRowChannelBlock = 192;
+
+int64_t choose_channel_block(const Plan::Impl &p) {
+    const int64_t pinned = p.policy.channel_block;
+    if (p.ci_pairs) return pinned > 0 ? pinned : kChannelBlock;  // the pair kernels read blocked packings only
+    if (!p.channel_major || p.geo.forward || pinned == 0) return 0;
+    if (pinned > 0) return pinned;
+    if (p.batch_rows_kernel) return 0;
+    bool narrow = p.geo.rank >= 2;
+    for (const AxisPhase &a : p.phases[p.geo.rank - 1]) narrow = narrow && a.out_count < p.tiles.row_positions;
+    if (narrow) return kNarrowRowChannelBlock;
+    return p.geo.data_format == DataFormat::NXC ? kChannelBlock : 0;
+}
+
+// The plan of the same layer in the other data layout (`format`): the same geometry, phases and
+// filter, its own kernels.
+std::shared_ptr<const Plan::Impl> layout_twin(const Plan::Impl &p, DataFormat format) {
+    const bool to_nxc = format == DataFormat::NXC;
+    auto t = std::make_shared<Plan::Impl>();
+    t->op = p.op;
+    t->dtype = p.dtype;
+    t->policy = p.policy;
+    t->policy_source = p.policy_source;
+    t->regs = p.regs;
+    t->input_shape = to_nxc ? ncx_to_nxc_order(p.input_shape) : nxc_to_ncx_order(p.input_shape);
+    t->filter_shape = p.filter_shape;
+    t->info = p.info;
+    t->info.output_shape = to_nxc ? ncx_to_nxc_order(p.info.output_shape) : nxc_to_ncx_order(p.info.output_shape);
+    t->info.data_format = format;
+    t->geo = p.geo;
+    t->geo.data_format = format;
+    t->out_spatial = p.out_spatial;
+    t->phases = p.phases;
+    t->macs = p.macs;
+    t->tiles = kernel_tiles(t->regs, t->dtype, nullptr, nullptr);
+    set_cpu_kernels(*t, choose_channel_major(*t));
+    if (!choose_batch_rows(*t)) choose_bordered_input(*t);
+    t->channel_block = choose_channel_block(*t);
+    return t;
+}
+
+// Channels-last backprop layers with fewer output channels per group than the channels-last
+// kernels' narrowest vector (4 lanes) would run those kernels' scalar branch over the whole layer
+// (a depthwise 4x4 stride-2 layer: 150 ms, against 0.39 ms channels-first). They run on the
+// channels-first kernels instead, over a transposed copy of the input, the result transposed
+// back (the copies stay within kMaxLayoutCopyBytes).
+constexpr int64_t kChannelsLastMinChannels = 4;
+
+bool choose_via_channels_first(const Plan::Impl &p) {
+    const OpGeometry &g = p.geo;
+    if (g.forward || g.data_format != DataFormat::NXC || p.ci_pairs) return false;
+    const bool forced = p.policy.route == Policy::Route::ChannelsFirst;
+    if (!forced && (p.policy.route != Policy::Route::Auto || g.c_out >= kChannelsLastMinChannels)) return false;
+    KernelKey ncx = cpu_kernel_key(p, g.rank, false, false);
+    ncx.layout = DataFormat::NCX;
+    ncx.channels = false;
+    KernelKey ncx_interior = ncx;
+    ncx_interior.bounded = false;
+    if (!find_kernel(ncx) || !find_kernel(ncx_interior)) return false;
+    int64_t bytes = (int64_t)dtype_size(p.dtype);
+    for (int64_t v : p.input_shape) bytes = checked_mul(bytes, v, "data bytes");
+    int64_t out_bytes = (int64_t)dtype_size(p.dtype);
+    for (int64_t v : p.info.output_shape) out_bytes = checked_mul(out_bytes, v, "output bytes");
+    return bytes + out_bytes <= kMaxLayoutCopyBytes;
+}
+
+// Layers below both limits run on the calling thread alone: a second core would first pull the
+// input and output from the first one's caches (ov_spec_1d, 27 thousand MACs: 3 us on one
+// thread, 8 on two).
+constexpr int64_t kSerialMacs = int64_t(1) << 18;
+constexpr int64_t kSerialBytes = int64_t(256) << 10;
+
+bool choose_serial(const Plan::Impl &p) {
+    if (p.policy.serial != Toggle::Auto) return p.policy.serial == Toggle::On;
+    if (p.macs >= kSerialMacs) return false;
+    int64_t elements = 0;
+    for (const std::vector<int64_t> *shape : {&p.input_shape, &p.filter_shape, &p.info.output_shape}) {
+        int64_t n = 1;
+        for (int64_t e : *shape) n = checked_mul(n, e, "tensor elements");
+        elements += n;
+    }
+    return elements * (int64_t)dtype_size(p.dtype) <= kSerialBytes;
+}
+
+}  // namespace
+
+void choose_cpu_kernels(Plan::Impl &p) {
+    p.regs = cpu_registers(cpu_variant());
+    p.tiles = kernel_tiles(p.regs, p.dtype, nullptr, nullptr);  // lanes, for choose_channel_major
+    set_cpu_kernels(p, choose_channel_major(p));
+}
+
+void choose_cpu_strategy(Plan::Impl &p, bool f16_via_f32) {
+    if (f16_via_f32) return;
+    p.serial = choose_serial(p);
+    if (choose_via_channels_last(p)) {
+        p.via_nxc = layout_twin(p, DataFormat::NXC);
+        return;
+    }
+    if (choose_via_channels_first(p)) {
+        p.via_ncx = layout_twin(p, DataFormat::NCX);
+        return;
+    }
+    // Only a plan that runs its own CPU kernels reads a bordered input (the twins choose theirs).
+    if (!choose_batch_rows(p)) choose_bordered_input(p);
+    p.channel_block = choose_channel_block(p);
+}
+
+std::string describe_execution(const Plan::Impl &p) {
+    if (p.via_f32) return "as f32 (F16C conversions): " + describe_execution(*p.via_f32);
+    const Plan::Impl &k = p.via_nxc ? *p.via_nxc : p.via_ncx ? *p.via_ncx : p;
+    std::string s;
+    const auto add = [&s](const std::string &part) { s += (s.empty() ? "" : ", ") + part; };
+    if (p.device == Device::CUDA) return std::string("kernel ") + p.kernel->name;
+    if (p.via_nxc) add("channels-last twin (transposed copies)");
+    if (p.via_ncx) add("channels-first twin (transposed copies)");
+    if (k.batch_rows_kernel) {
+        add(std::string("batch rows on ") + k.batch_rows_kernel->name);
+    } else {
+        add(std::string("kernel ") + k.interior_kernel->name);
+        if (!k.border_lo.empty()) add(k.border_copy ? "zero-bordered input" : "interior input");
+        else add(std::string("bounded ") + k.kernel->name);
+    }
+    if (k.interleaved_kernel) add(std::string("interleaved ") + k.interleaved_kernel->name);
+    if (k.interleaved_tail_kernel) add(std::string("tail ") + k.interleaved_tail_kernel->name);
+    if (k.interleaved_exact_rows) add("exact groups " + std::to_string(k.tiles.interleaved_groups));
+    if (k.edges.middle > 0) add("edge windows");
+    if (k.channels_in_rows) add("channels in rows");
+    if (k.ci_pairs) add("bf16 pairs");
+    if (k.channel_block > 0) add("channel blocks of " + std::to_string(k.channel_block));
+    if (k.channel_major && k.policy.exact_row_tiles != Toggle::Off) {
+        add("row tile " + std::to_string(k.tiles.row_positions));
+    }
+    if (p.serial) add("serial");
+    const std::string slices = policy_knob_value(p.policy, "group_slices"), slabs = policy_knob_value(p.policy, "row_slabs");
+    add("slices " + slices + ", slabs " + slabs);
+    return s;
+}
+
+}  // namespace detail
+}  // namespace deconv

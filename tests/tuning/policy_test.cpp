@@ -1,0 +1,90 @@
+// The dispatch policy as text: every knob and value round-trips, and what is not a knob or a
+// value is refused by name.
+#include "policy.h"
+
+#include "deconv/deconv.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace {
+
+using deconv::detail::Policy;
+
+std::string error_of(const std::string &text) {
+    try {
+        deconv::detail::parse_policy(text, "test");
+    } catch (const deconv::Error &e) {
+        EXPECT_EQ(e.kind(), deconv::ErrorKind::InvalidArgument);
+        return e.what();
+    }
+    return "no error";
+}
+
+TEST(Policy, EveryKnobValueRoundTrips) {
+    int pairs = 0;
+    for (const std::string &knob : deconv::detail::policy_knobs()) {
+        const auto values = deconv::detail::policy_knob_values(knob);
+        ASSERT_GE(values.size(), 2u) << knob;
+        EXPECT_EQ(values.front(), "auto") << knob;
+        for (const std::string &v : values) {
+            const Policy p = deconv::detail::parse_policy(knob + "=" + v, "test");
+            EXPECT_EQ(deconv::detail::policy_knob_value(p, knob), v);
+            EXPECT_EQ(deconv::detail::format_policy(p), v == "auto" ? "" : knob + "=" + v);
+            EXPECT_EQ(deconv::detail::parse_policy(deconv::detail::format_policy(p), "again"), p);
+            pairs++;
+        }
+    }
+    EXPECT_GE(pairs, 40);
+}
+
+TEST(Policy, OverlayKeepsPinsOfBoth) {
+    const Policy base = deconv::detail::parse_policy("route=channels_last channel_block=64", "base");
+    const Policy over = deconv::detail::parse_policy("channel_block=0,serial=on", "over");
+    EXPECT_EQ(deconv::detail::format_policy(deconv::detail::overlay(base, over)),
+              "route=channels_last serial=on channel_block=0");
+    EXPECT_TRUE(Policy().all_auto());
+    EXPECT_FALSE(base.all_auto());
+}
+
+TEST(Policy, RefusesWhatIsNoKnobOrValue) {
+    EXPECT_EQ(error_of("route=diagonal"),
+              "test: schedule knob route does not take the value 'diagonal' (values: auto, positions, channels, "
+              "channels_last, channels_first)");
+    EXPECT_EQ(error_of("speed=max").rfind("test: unknown schedule knob 'speed' (known: route, interleave", 0), 0u)
+        << error_of("speed=max");
+    EXPECT_EQ(error_of("serial"), "test: 'serial' is not knob=value");
+    EXPECT_NE(error_of("channel_block=-3").find("does not take the value '-3'"), std::string::npos);
+    EXPECT_NE(error_of("row_slabs=99999999999").find("does not take the value"), std::string::npos);
+    EXPECT_NE(error_of("group_slices=").find("does not take the value ''"), std::string::npos);
+}
+
+TEST(Policy, EnvironmentSwitchesArePins) {
+    setenv("DECONV_BORDERED_INPUT", "0", 1);
+    setenv("DECONV_NCX_SCHEDULE", "channels_last", 1);
+    setenv("DECONV_ROW_SLABS", "4", 1);
+    const Policy p = deconv::detail::policy_from_environment();
+    unsetenv("DECONV_BORDERED_INPUT");
+    unsetenv("DECONV_NCX_SCHEDULE");
+    unsetenv("DECONV_ROW_SLABS");
+    EXPECT_EQ(deconv::detail::format_policy(p), "route=channels_last bordered_input=off row_slabs=4");
+    EXPECT_TRUE(deconv::detail::policy_from_environment().all_auto());
+}
+
+TEST(Policy, ExecOptionsScheduleIsChecked) {
+    deconv::ExecOptions e;
+    e.schedule = "route=sideways";
+    try {
+        deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, deconv::DType::f32, {1, 2, 5, 5},
+                             {1, 2, 2, 3, 3}, {}, std::nullopt, e);
+        FAIL() << "an unknown value was accepted";
+    } catch (const deconv::Error &err) {
+        EXPECT_EQ(std::string(err.what()),
+                  "ExecOptions::schedule: schedule knob route does not take the value 'sideways' (values: auto, "
+                  "positions, channels, channels_last, channels_first)");
+    }
+}
+
+}  // namespace

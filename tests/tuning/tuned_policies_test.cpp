@@ -1,0 +1,209 @@
+// Every policy the tuner can emit computes the reference's result: each value of each knob of the
+// dispatch policy, alone and in the tuner's combinations, on small layers of every class whose
+// pins change what runs (channels-first and channels-last, strides 2 and 8 for the interleaved
+// kernels, depthwise, few and many output channels, wide batches, every rank), every dtype built.
+// Then tune_layer end to end: its winner computes the same and a saved entry is what a plan runs.
+#include "check.h"
+#include "deconv/tuning.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <unistd.h>
+
+namespace {
+
+using deconv::DataFormat;
+using deconv::DType;
+using deconv_test::GenCase;
+
+struct LayerClass {
+    const char *what;
+    int64_t n, groups, ci, co;
+    int64_t x, k, s, pb, pe;  // innermost axis (outer axes: 3 inputs, kernel 2, stride 2)
+    DataFormat format;
+};
+
+// Small layers on which each knob changes the plan: interleaved stride 2 (kernel 4, pad 1; kernel
+// 3 for the short phase) and 8, blocked rows (16+ channels, 32+ groups), depthwise, wide batches
+// of narrow rows (batch rows), channels-last with 64+ channels (exact row tiles, blocks).
+const LayerClass kClasses[] = {
+    {"few channels, stride 2", 2, 2, 3, 2, 9, 4, 2, 1, 1, DataFormat::NCX},
+    {"short phase, stride 2", 1, 2, 2, 3, 9, 3, 2, 1, 0, DataFormat::NCX},
+    {"stride 8", 1, 1, 2, 3, 5, 16, 8, 4, 4, DataFormat::NCX},
+    {"depthwise", 2, 20, 1, 1, 21, 4, 2, 1, 1, DataFormat::NCX},
+    {"many channels, long rows", 1, 1, 6, 20, 40, 4, 2, 1, 1, DataFormat::NCX},
+    {"many channels, one tap", 1, 1, 6, 20, 7, 1, 1, 0, 0, DataFormat::NCX},
+    {"channels-last, wide batch", 17, 1, 4, 16, 3, 4, 2, 1, 1, DataFormat::NXC},
+    {"channels-last, 64 channels", 1, 1, 4, 64, 11, 3, 1, 1, 1, DataFormat::NXC},
+    {"channels-last, depthwise", 2, 12, 1, 1, 9, 4, 2, 1, 1, DataFormat::NXC},
+    {"channels-last, 3 channels", 2, 1, 5, 3, 9, 3, 2, 1, 0, DataFormat::NXC},
+};
+
+GenCase class_case(const LayerClass &l, DType t, int rank, uint32_t seed) {
+    std::mt19937 rng(seed);
+    GenCase c;
+    c.dtype = t;
+    c.seed = seed;
+    c.api = 0;
+    c.format = l.format;
+    c.p.grouped = true;
+    c.p.input_shape = {l.n, l.groups * l.ci};
+    c.p.filter_shape = {l.groups, l.ci, l.co};
+    for (int a = 0; a < rank; a++) {
+        const bool inner = a == rank - 1;
+        c.p.input_shape.push_back(inner ? l.x : 3);
+        c.p.filter_shape.push_back(inner ? l.k : 2);
+        c.p.strides.push_back(inner ? l.s : 2);
+        c.p.pads_begin.push_back(inner ? l.pb : 1);
+        c.p.pads_end.push_back(inner ? l.pe : 0);
+    }
+    c.input = deconv_test::random_values(t, deconv_ref::product(c.p.input_shape), rng);
+    c.filter = deconv_test::random_values(t, deconv_ref::product(c.p.filter_shape), rng);
+    return c;
+}
+
+// The case run through a plan made with `schedule` pinned.
+::testing::AssertionResult check_with(const GenCase &g, const std::string &schedule, std::string *how = nullptr) {
+    deconv_test::LibraryCase c = deconv_test::library_case(g);
+    c.what += " schedule '" + schedule + "'";
+    const deconv::Attributes attrs = c.attrs;
+    const deconv::Op op = c.op;
+    const auto shape_input = c.shape_input;
+    const std::vector<int64_t> in_shape = c.in_shape, w_shape = c.w_shape;
+    const DType t = c.dtype;
+    c.call = [=](const deconv::ConstTensorView &in, const deconv::ConstTensorView &w, const deconv::TensorView &out) {
+        deconv::ExecOptions e;
+        e.schedule = schedule;
+        e.use_schedule_database = false;
+        const deconv::Plan plan = deconv::Plan::create(op, t, in_shape, w_shape, attrs, shape_input, e);
+        if (how) *how = plan.describe();
+        plan.run(in, w, out);
+    };
+    return deconv_test::run_and_check(c);
+}
+
+// The knobs' values on two threads (the slices and slabs need them), each class, rank and dtype.
+TEST(TunedPolicies, EveryKnobValueMatchesTheReference) {
+    deconv::set_cpu_threads(2);
+    int checked = 0;
+    uint32_t seed = 5;
+    // f16 runs its f32 plan with the same pins (CombinedPinsMatchTheReference covers it).
+    for (DType t : {DType::f32, DType::bf16, DType::i8}) {
+        if (!deconv_test::dtype_built(t)) continue;
+        for (int rank = 1; rank <= 3; rank++) {
+            if (!deconv_test::rank_built(rank)) continue;
+            for (const LayerClass &l : kClasses) {
+                const GenCase g = class_case(l, t, rank, seed++);
+                for (const std::string &knob : deconv::schedule_knobs()) {
+                    for (const std::string &v : deconv::schedule_knob_values(knob)) {
+                        EXPECT_TRUE(check_with(g, knob + "=" + v)) << l.what << ", rank " << rank;
+                        checked++;
+                    }
+                }
+            }
+        }
+    }
+    deconv::set_cpu_threads(0);
+    EXPECT_GE(checked, 1000);
+}
+
+// Combinations as the tuner reaches them (one knob after another on top of the last winner).
+TEST(TunedPolicies, CombinedPinsMatchTheReference) {
+    const char *combos[] = {
+        "route=channels_last channel_block=64 row_slabs=1 exact_row_tiles=off",
+        "route=channels_last batch_rows=on channel_block=0 serial=on",
+        "route=positions interleave=blocked interleaved_tail=off bordered_input=on",
+        "route=positions interleave=plain exact_groups=off edge_windows=off group_slices=4",
+        "route=channels bordered_input=off channel_block=192 serial=off",
+        "interleave=blocked channels_in_rows=off short_phase=off group_slices=0",
+    };
+    deconv::set_cpu_threads(2);
+    int checked = 0;
+    uint32_t seed = 900;
+    for (DType t : {DType::f32, DType::bf16, DType::f16}) {
+        if (!deconv_test::dtype_built(t)) continue;
+        for (int rank = 1; rank <= 3; rank++) {
+            if (!deconv_test::rank_built(rank)) continue;
+            for (const LayerClass &l : kClasses) {
+                const GenCase g = class_case(l, t, rank, seed++);
+                for (const char *combo : combos) {
+                    EXPECT_TRUE(check_with(g, combo)) << l.what << ", rank " << rank;
+                    checked++;
+                }
+            }
+        }
+    }
+    deconv::set_cpu_threads(0);
+    EXPECT_GE(checked, 100);
+}
+
+// Pins change what runs: describe() shows the pinned route and blocks.
+TEST(TunedPolicies, PinsChangeThePlan) {
+    if (!deconv_test::dtype_built(DType::f32) || !deconv_test::rank_built(2)) GTEST_SKIP() << "needs f32 2D kernels";
+    const GenCase g = class_case(kClasses[4], DType::f32, 2, 77);
+    std::string how;
+    ASSERT_TRUE(check_with(g, "route=channels_last channel_block=64", &how));
+    EXPECT_NE(how.find("channels-last twin"), std::string::npos) << how;
+    EXPECT_NE(how.find("channel blocks of 64"), std::string::npos) << how;
+    ASSERT_TRUE(check_with(g, "route=positions interleave=blocked", &how));
+    EXPECT_NE(how.find("interleaved deconv_phase_conv_interleaved_blocked_s2_r2_f32"), std::string::npos) << how;
+    ASSERT_TRUE(check_with(g, "route=positions interleave=off bordered_input=off", &how));
+    EXPECT_EQ(how.find("interleaved"), std::string::npos) << how;
+    EXPECT_NE(how.find("bounded deconv_phase_conv_r2_f32"), std::string::npos) << how;
+    // Channels-last layers of fewer than 4 output channels per group take the channels-first
+    // kernels (and, at stride 2, their interleaved ones), unless pinned to their own.
+    const GenCase dw = class_case(kClasses[8], DType::f32, 2, 78);
+    ASSERT_TRUE(check_with(dw, "", &how));
+    EXPECT_NE(how.find("channels-first twin"), std::string::npos) << how;
+    EXPECT_NE(how.find("interleaved deconv_phase_conv_interleaved_s2_r2_f32"), std::string::npos) << how;
+    ASSERT_TRUE(check_with(dw, "route=channels", &how));
+    EXPECT_EQ(how.find("twin"), std::string::npos) << how;
+}
+
+// tune_layer: bounded time, a winner that computes the reference's result, and an entry that a
+// plan then runs, named by describe().
+TEST(TunedPolicies, TuneLayerSaveAndRun) {
+    if (!deconv_test::dtype_built(DType::f32) || !deconv_test::rank_built(2)) GTEST_SKIP() << "needs f32 2D kernels";
+    const GenCase g = class_case(kClasses[4], DType::f32, 2, 31);
+    const deconv_test::LibraryCase c = deconv_test::library_case(g);
+    deconv::TuneOptions o;
+    o.max_seconds = 1.5;
+    o.repeats = 3;
+    int progress_calls = 0;
+    o.progress = [&](double, const std::string &) { progress_calls++; };
+    const deconv::TuneResult r = deconv::tune_layer(c.op, c.dtype, c.in_shape, c.w_shape, c.attrs, c.shape_input, o);
+    EXPECT_GT(progress_calls, 0);
+    EXPECT_GT(r.candidates, 1);
+    EXPECT_EQ(r.rejected, 0);
+    EXPECT_GT(r.default_ms, 0);
+    EXPECT_GT(r.tuned_ms, 0);
+    EXPECT_LT(r.seconds, 1.5 + 5.0);  // the budget, plus the last knob's and the final round's timing
+    EXPECT_TRUE(check_with(g, r.schedule)) << r.schedule;
+
+    const std::string db = testing::TempDir() + "tuned." + std::to_string(getpid()) + ".json";
+    deconv::TuneResult pinned = r;
+    pinned.schedule = "channel_block=64 route=channels_last";  // an entry whatever the search found
+    deconv::save_schedule(db, c.op, c.dtype, c.in_shape, c.w_shape, c.attrs, c.shape_input, pinned, "class 4");
+    deconv::load_schedules(db);
+    const std::string how = deconv::Plan::create(c.op, c.dtype, c.in_shape, c.w_shape, c.attrs, c.shape_input).describe();
+    deconv::clear_schedules();
+    std::remove(db.c_str());
+    EXPECT_NE(how.find("policy route=channels_last channel_block=64 from " + db + " entry 0"), std::string::npos) << how;
+}
+
+TEST(TunedPolicies, TuneOptionsAreChecked) {
+    deconv::TuneOptions o;
+    o.max_seconds = 0;
+    EXPECT_THROW(deconv::tune_layer(deconv::Op::GroupConvolutionBackpropData, DType::f32, {1, 2, 4, 4}, {1, 2, 2, 3, 3},
+                                    {}, std::nullopt, o),
+                 deconv::Error);
+    o.max_seconds = 1;
+    o.repeats = -1;
+    EXPECT_THROW(deconv::tune_layer(deconv::Op::GroupConvolutionBackpropData, DType::f32, {1, 2, 4, 4}, {1, 2, 2, 3, 3},
+                                    {}, std::nullopt, o),
+                 deconv::Error);
+}
+
+}  // namespace
