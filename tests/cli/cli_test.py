@@ -46,9 +46,9 @@ class Ctx:
     def datafile(self, name):
         return os.path.join(self.data, name)
 
-    def run(self, *args, rc=0, timeout=600):
+    def run(self, *args, rc=0, timeout=600, preexec_fn=None):
         p = subprocess.run([self.deconv] + [str(a) for a in args], cwd=self.work,
-                           capture_output=True, text=True, timeout=timeout)
+                           capture_output=True, text=True, timeout=timeout, preexec_fn=preexec_fn)
         if rc is not None and p.returncode != rc:
             raise AssertionError(
                 f"deconv {' '.join(map(str, args))}: exit {p.returncode}, expected {rc}\n"
@@ -65,10 +65,11 @@ class Ctx:
                                  f"stdout: {p.stdout}\nstderr: {p.stderr}")
         return p
 
-    def expect_error(self, args, rc, needles, absent=()):
+    def expect_error(self, args, rc, needles, absent=(), preexec_fn=None):
         """The command fails with `rc`, one `error:` line naming every needle, and leaves none
-        of the `absent` files (nor temporary files) behind."""
-        p = self.run(*args, rc=rc)
+        of the `absent` files (nor temporary files) behind. `preexec_fn` runs in the child
+        before the command (resource limits)."""
+        p = self.run(*args, rc=rc, preexec_fn=preexec_fn)
         lines = [l for l in p.stderr.splitlines() if l.strip()]
         errors = [l for l in lines if l.startswith("error:")]
         others = [l for l in lines if not l.startswith("error:") and not l.startswith("note:")]
@@ -680,6 +681,184 @@ def error_bad_suite(ctx):
     ctx.expect_error(["bench", "--suite", "ok.json", "--only", "zz"], 1, ["zz"])
     ctx.expect_error(["bench", "--suite", "ok.json", "--repeats", "0"], 1, ["--repeats"])
     ctx.expect_error(["bench", "--suite", "ok.json", "--peak-gflops", "0"], 1, ["--peak-gflops", "'0'"])
+
+
+# ------------------------------------------------------------------------------------------
+# An explicitly empty value of a list-valued flag ('--strides ""') is an error naming the flag on
+# every command that takes it: left out, the flag takes its default; given empty, it is a mistake.
+# One case per flag.
+
+EMPTY_VALUE_FLAGS = ("--input-shape", "--filter-shape", "--output-shape", "--strides", "--pads-begin",
+                     "--pads-end", "--dilations", "--output-padding", "--dst-shape")
+
+
+def empty_value_case(flag):
+    def check(ctx):
+        good_npys(ctx)
+        commands = ((["run", "-x", "x.npy", "-w", "w.npy", "-o", "y.npy"], ["y.npy"]),
+                    (["infer-shape", "--input-shape", "1,4,5,5", "--filter-shape", "2,2,3,3,3"], []),
+                    (["bench", "--desc", "g2mb1ic4ih6oc4kh3", "--repeats", "1", "--no-onednn"], []))
+        for cmd, absent in commands:
+            for value in ("", "  "):
+                ctx.expect_error(cmd + [flag, value], 1, [flag, "empty"], absent)
+            ctx.expect_error(cmd + [f"{flag}="], 1, [flag], absent)  # CLI11: a value is missing
+    check.__name__ = "empty_value" + flag[1:].replace("-", "_")
+    return case(check)
+
+
+for _flag in EMPTY_VALUE_FLAGS:
+    empty_value_case(_flag)
+
+
+@case
+def empty_value_only(ctx):
+    """bench --only (a list of layer names) likewise."""
+    layer = {"name": "l1", "N": 1, "G": 2, "C_in": 2, "C_out": 2, "X": [6, 6], "K": [3, 3], "strides": [2, 2]}
+    json.dump({"layers": [layer]}, open(ctx.path("ok.json"), "w"))
+    for value in ("", " "):
+        ctx.expect_error(["bench", "--suite", "ok.json", "--only", value], 1, ["--only", "empty"])
+
+
+@case
+def desc_deduced_sizes_within_field_limit(ctx):
+    """A descriptor whose deduced output exceeds the limit of an explicit field (2^40) is refused
+    (it was accepted, and bench printed it in a form that did not parse: tests/fuzz's regression
+    deduced_output_over_the_field_limit); so is one whose (i-1)*s would overflow 64 bits."""
+    ctx.expect_error(["infer-shape", "--desc", "ic3ih5iw6181oc2kh1kw3sh2sw1818181810"], 1,
+                     ["ic3ih5iw6181oc2kh1kw3sh2sw1818181810", "2^40"])
+    ctx.expect_error(["infer-shape", "--desc", "ic3iw1099511627776oc2kw3sw1099511627776"], 1, ["2^40"])
+
+
+# ------------------------------------------------------------------------------------------
+# Outputs that cannot be written, and memory that runs out: one `error:` line, no partial file,
+# an existing output left as it was.
+
+def write_precious(ctx, name):
+    with open(ctx.path(name), "wb") as f:
+        f.write(b"precious")
+
+
+def assert_precious(ctx, name, what):
+    with open(ctx.path(name), "rb") as f:
+        if f.read() != b"precious":
+            raise AssertionError(f"{what}: the existing {name} was changed")
+
+
+@case
+def output_unwritable_directory(ctx):
+    good_npys(ctx)
+    run = ["run", "-x", "x.npy", "-w", "w.npy"]
+    if os.geteuid() == 0:
+        # Permissions do not stop root: /proc takes no new files from anyone.
+        target = "/proc/deconv_cli_test_y.npy"
+        ctx.expect_error(run + ["-o", target], 2, [target, "cannot create"])
+        assert not os.path.exists(target)
+        return
+    os.mkdir(ctx.path("ro"))
+    write_precious(ctx, "ro/y.npy")
+    os.chmod(ctx.path("ro"), 0o555)
+    try:
+        ctx.expect_error(run + ["-o", "ro/y.npy"], 2, ["ro/y.npy", "cannot create"])
+        ctx.expect_error(run + ["-o", "ro/new.npy"], 2, ["ro/new.npy", "cannot create"])
+        assert sorted(os.listdir(ctx.path("ro"))) == ["y.npy"], os.listdir(ctx.path("ro"))
+        assert_precious(ctx, "ro/y.npy", "an unwritable directory")
+    finally:
+        os.chmod(ctx.path("ro"), 0o755)
+
+
+def file_size_limit(limit):
+    """A preexec_fn: files of at most `limit` bytes. SIGXFSZ is ignored (the ignoring survives
+    exec), so a write past the limit fails with EFBIG as on a full disk instead of killing."""
+    import resource
+    import signal
+
+    def apply():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return apply
+
+
+@case
+def output_full_disk(ctx):
+    import stat
+    np = np_()
+    save(ctx, "x.npy", np.ones((1, 4, 40, 40), dtype=np.float32))
+    save(ctx, "w.npy", np.ones((2, 2, 3, 3, 3), dtype=np.float32))
+    run = ["run", "-x", "x.npy", "-w", "w.npy"]
+    # A device that is always full, through a link in the work folder: written in place (a device
+    # is not replaced by a renamed file), so the write itself fails.
+    os.symlink("/dev/full", ctx.path("full.npy"))
+    ctx.expect_error(run + ["-o", "full.npy"], 2, ["full.npy", "No space left"])
+    assert os.path.islink(ctx.path("full.npy")) and stat.S_ISCHR(os.stat("/dev/full").st_mode)
+    # A full disk under a regular file (RLIMIT_FSIZE: the 25 KiB result does not fit in 4 KiB):
+    # no partial file, and an existing output stays as it was.
+    ctx.expect_error(run + ["-o", "y.npy"], 2, ["y.npy", "cannot write"], ["y.npy"],
+                     preexec_fn=file_size_limit(4096))
+    write_precious(ctx, "y.npy")
+    ctx.expect_error(["run", "--random", "--input-shape", "1,4,40,40", "--filter-shape", "2,2,3,3,3", "-o", "y.npy",
+                      "--save-input", "xs.npy"], 2, ["cannot write"], ["xs.npy"], preexec_fn=file_size_limit(4096))
+    assert_precious(ctx, "y.npy", "a full disk")
+    # Devices that take everything still work as outputs, and stay devices.
+    os.symlink("/dev/null", ctx.path("null.npy"))
+    ctx.run_kernel(*run, "-o", "null.npy")
+    assert os.path.islink(ctx.path("null.npy")) and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def address_space_limit(limit):
+    import resource
+
+    def apply():
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    return apply
+
+
+@case
+def run_out_of_memory(ctx):
+    """Memory that runs out during a run (RLIMIT_AS, ulimit -v): the smallest address space the
+    run succeeds in is found by bisection, then the run is repeated with less, so that one of
+    its last allocations fails: inside the library's run (scratch, packed filters, the kernels'
+    buffers) or in the command line around it. Each gives one `error:` line and exit 1-3 (not a
+    crash, abort or hang), and leaves the existing output as it was."""
+    np = np_()
+    save(ctx, "x.npy", np.ones((1, 16, 96, 96), dtype=np.float32))
+    save(ctx, "w.npy", np.ones((2, 8, 8, 3, 3), dtype=np.float32))
+    run = ["run", "-x", "x.npy", "-w", "w.npy", "-o", "y.npy", "--strides", "2,2"]
+
+    def succeeds(limit):
+        p = ctx.run(*run, rc=None, preexec_fn=address_space_limit(limit))
+        if p.returncode == 0:
+            os.remove(ctx.path("y.npy"))
+        elif "in this build" in p.stderr:
+            raise Skip(p.stderr.strip())
+        return p.returncode == 0
+
+    hi = 16 << 30
+    if not succeeds(hi):
+        raise Skip("the run needs more than 16 GiB of address space (a sanitizer build)")
+    lo = 0
+    while hi - lo > (64 << 10):
+        mid = (lo + hi) // 2
+        if succeeds(mid):
+            hi = mid
+        else:
+            lo = mid
+    write_precious(ctx, "y.npy")
+    failures = 0
+    for step in range(1, 33):
+        limit = hi - step * (128 << 10)
+        p = ctx.run(*run, rc=None, preexec_fn=address_space_limit(limit))
+        if p.returncode == 0:  # an allocation the run could do without (e.g. a thread): fine
+            write_precious(ctx, "y.npy")
+            continue
+        failures += 1
+        where = f"with {limit} bytes of address space"
+        errors = [l for l in p.stderr.splitlines() if l.startswith("error:")]
+        if p.returncode not in (1, 2, 3) or len(errors) != 1:
+            raise AssertionError(f"{where}: exit {p.returncode}, stderr:\n{p.stderr}")
+        assert_precious(ctx, "y.npy", where)
+        leftovers = [f for f in os.listdir(ctx.work) if ".tmp-" in f]
+        assert not leftovers, f"{where}: temporary files left behind: {leftovers}"
+    assert failures > 0, "no run failed below the smallest address space that sufficed"
 
 
 # ------------------------------------------------------------------------------------------

@@ -16,8 +16,16 @@ namespace deconv_cli {
 AtomicFile::AtomicFile(const std::string &path) : path_(path) {
     if (path.empty()) throw UsageError("the output file name is empty");
     struct stat st;
-    if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-        throw IoError(path + ": is a directory");
+    const bool exists = ::stat(path.c_str(), &st) == 0;
+    if (exists && S_ISDIR(st.st_mode)) throw IoError(path + ": is a directory");
+    if (exists && !S_ISREG(st.st_mode)) {
+        // A device or a pipe (/dev/null, /dev/stdout, a FIFO): written in place. Renaming a
+        // temporary file over it would replace the device node itself (as root, /dev/null
+        // would become a regular file), and there is no partial file to avoid.
+        fd_ = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd_ < 0) throw IoError(path + ": cannot open for writing: " + std::strerror(errno));
+        return;
+    }
     const size_t slash = path.find_last_of('/');
     const std::string dir = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
     const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
@@ -58,6 +66,7 @@ void AtomicFile::commit() {
         throw IoError(path_ + ": cannot write: " + std::strerror(errno));
     }
     fd_ = -1;
+    if (tmp_.empty()) return;  // written in place: nothing to rename
     if (::rename(tmp_.c_str(), path_.c_str()) != 0)
         throw IoError(path_ + ": cannot rename the temporary file onto it: " + std::strerror(errno));
     committed_ = true;

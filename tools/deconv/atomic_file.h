@@ -1,7 +1,8 @@
 // Output files that appear whole or not at all: the bytes go to a temporary file in the target's
 // directory (created when the AtomicFile is constructed, so that an unwritable destination fails
 // before any computation), and commit() renames it over the target. A file never committed is
-// removed by the destructor.
+// removed by the destructor. An existing target that is not a regular file (a device such as
+// /dev/null or /dev/full, a pipe) is written in place instead.
 #pragma once
 
 #include <string>

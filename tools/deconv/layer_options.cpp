@@ -35,7 +35,7 @@ const CLI::Validator NonEmptyList(
         return "the value is empty ('" + value +
                "'); give a comma-separated list, or leave the flag out for its default";
     },
-    "LIST", "NonEmptyList");
+    "", "NonEmptyList");  // no description: it would show in --help after the type name
 
 std::vector<CLI::Option *> LayerOptions::layer_flags() const {
     return {o_layer, o_layer_name, o_desc, o_op, o_input_shape, o_filter_shape, o_output_shape,
