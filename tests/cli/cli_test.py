@@ -931,6 +931,16 @@ def bench_suite_parses(ctx):
     assert j["layers"][0]["output_shape"] == [1, 8, 447], j
 
 
+@case
+def bench_default_suite(ctx):
+    """Without --suite or a layer, bench times the repository's suite (bench/layers.json)."""
+    suite = repo_suite(ctx)
+    p = ctx.run_kernel("bench", "--only", "ov_spec_1d", "--repeats", "1", "--warmup", "0", "--json", "--no-onednn")
+    j = json.loads(p.stdout)
+    assert [l["name"] for l in j["layers"]] == ["ov_spec_1d"], j
+    assert os.path.samefile(j["source"], suite), j["source"]
+
+
 # ------------------------------------------------------------------------------------------
 # The ops of issue #4: GroupConvolution-1 (forward), oneDNN Graph ConvolutionBackwardData, and
 # the NXC data format of every op. References: direct numpy loops over the kernel taps, written

@@ -102,8 +102,9 @@ const char *kInferFooter =
     "3,3,8,16 --strides 2,2 --dst-shape 1,14,14,8";
 
 const char *kBenchFooter =
-    "Times one layer (--layer, --desc or shape flags) or every layer of --suite: a JSON file in "
-    "the format of shared/bench/layers.json (layers with \"scale\": true are left out unless "
+    "Times one layer (--layer, --desc or shape flags) or every layer of --suite (by default the "
+    "source tree's bench/layers.json): a JSON file in the format of bench/layers.json (layers "
+    "with \"scale\": true are left out unless "
     "--include-scale), or an OpenVINO IR .xml model (all its GroupConvolutionBackpropData, "
     "ConvolutionBackpropData and GroupConvolution layers).\n"
     "Per layer: --warmup runs (and at least --warmup-ms of them), then --repeats timed runs; prints the median and minimum ms, the "
@@ -127,7 +128,7 @@ const char *kBenchFooter =
     "layers on the CPU and says so. Layers whose dtype has no CUDA kernel are skipped (or run on "
     "the CPU with --cpu-fallback).\n"
     "Examples:\n"
-    "  deconv bench --suite shared/bench/layers.json\n"
+    "  deconv bench --only ov_spec_2d,dcgan_l5\n"
     "  deconv bench --desc g21mb1ic21ih64oc21oh512kh16sh8 --repeats 20 --json";
 
 const char *kTuneFooter =
@@ -179,7 +180,7 @@ int main(int argc, char **argv) {
 
     BenchCommandOptions bench;
     CLI::App *bench_cmd = app.add_subcommand("bench", "Time layers, beside oneDNN when available");
-    bench_cmd->add_option("--suite", bench.suite, "FILE.json (layers.json format) or an IR FILE.xml")->type_name("FILE")->group("Bench");
+    bench_cmd->add_option("--suite", bench.suite, "FILE.json (layers.json format) or an IR FILE.xml (default: bench/layers.json)")->type_name("FILE")->group("Bench");
     add_layer_options(*bench_cmd, bench.layer);
     bench_cmd->add_option("--dtype", bench.dtype, "Compute type for every layer (default: the layer's, else f32)")->type_name("TYPE")->group("Bench");
     bench_cmd->add_option("--repeats", bench.bench.repeats, "Timed runs per layer (default 10)")->type_name("N")->group("Bench");
