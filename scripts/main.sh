@@ -40,7 +40,7 @@ stage "Setup: the Debian packages" "seconds when present; a few minutes to insta
 scripts/setup.sh
 
 stage "Demo build in $DEMO_BUILD_DIR: f32 kernels of ranks 1 and 2, CPU only, no tests" \
-      "about 5 min on 2 cores"
+      "3-8 min on 2 idle cores, more on a busy machine"
 cmake -S . -B "$DEMO_BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDECONV_DTYPES=f32 \
       -DDECONV_RANKS="1;2" -DDECONV_CUDA=OFF -DDECONV_BUILD_TESTS=OFF > /dev/null
 cmake --build "$DEMO_BUILD_DIR" -j "$JOBS" --target deconv_cli | grep -E '^\[[0-9]+/[0-9]+\] Linking' || true
@@ -78,7 +78,7 @@ if [ "${DEMO_ONLY:-0}" = 1 ]; then
 fi
 
 stage "Full build in $BUILD_DIR: every kernel of the matrix (scripts/build.sh $*)" \
-      "about 40 min on 2 cores for the default matrix; see docs/build-matrix.md"
+      "16-40 min on 2 cores for the default matrix; see docs/build-matrix.md"
 BUILD_DIR="$BUILD_DIR" JOBS="$JOBS" scripts/build.sh "$@"
 BIN="$BUILD_DIR/tools/deconv"
 
