@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -150,7 +151,15 @@ private:
     void ensure_workers(int n) {
         while ((int)workers_ < n) {
             const int index = (int)workers_;
-            std::thread([this, index] { work(index); }).detach();
+            try {
+                std::thread([this, index] { work(index); }).detach();
+            } catch (const std::system_error &) {
+                // No thread to be had (a process, thread or address-space limit): the loop runs
+                // on the threads there are, the caller taking every range no worker takes,
+                // instead of throwing through the kernel that called halide_do_par_for (the
+                // exception left Plan::run as a bare "Resource temporarily unavailable").
+                return;
+            }
             workers_++;
         }
     }

@@ -820,7 +820,10 @@ def run_out_of_memory(ctx):
     buffers) or in the command line around it. Each gives one `error:` line and exit 1-3 (not a
     crash, abort or hang), and leaves the existing output as it was."""
     np = np_()
-    save(ctx, "x.npy", np.ones((1, 16, 96, 96), dtype=np.float32))
+    # Large enough that the run's buffers (the 9 MiB output, the zero-bordered input copy) are
+    # the last ~10 MiB the process needs: the limits tried stay above what loading the program
+    # and parsing its flags take, where failures would say nothing of the run.
+    save(ctx, "x.npy", np.ones((1, 16, 192, 192), dtype=np.float32))
     save(ctx, "w.npy", np.ones((2, 8, 8, 3, 3), dtype=np.float32))
     run = ["run", "-x", "x.npy", "-w", "w.npy", "-o", "y.npy", "--strides", "2,2"]
 
@@ -844,7 +847,7 @@ def run_out_of_memory(ctx):
             lo = mid
     write_precious(ctx, "y.npy")
     failures = 0
-    for step in range(1, 33):
+    for step in range(1, 25):
         limit = hi - step * (128 << 10)
         p = ctx.run(*run, rc=None, preexec_fn=address_space_limit(limit))
         if p.returncode == 0:  # an allocation the run could do without (e.g. a thread): fine

@@ -23,6 +23,12 @@ namespace {
 // thousands of runs a second.
 constexpr uint64_t kRunElements = uint64_t(1) << 14;
 constexpr int64_t kRunMacs = int64_t(1) << 20;
+// Plan::create is only asked for layers whose tensors hold at most this many elements each
+// (1 GiB of f32): its phase decomposition walks every tap of the filter
+// (runtime/phase_decomposition.cpp), so a filter of 2^30 taps along one axis - 800 GB, a tensor
+// no caller can hold - kept creation busy for over a minute. Larger layers still go through
+// infer_shape, whose overflow checks they are for.
+constexpr uint64_t kCreateElements = uint64_t(1) << 28;
 
 using Dims = std::vector<int64_t>;
 
@@ -123,6 +129,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         info = deconv::infer_shape(op, input_shape, filter_shape, attrs, output_shape);
     } catch (const deconv::Error &) {
     }
+    if (elements(input_shape) > kCreateElements || elements(filter_shape) > kCreateElements ||
+        (info && elements(info->output_shape) > kCreateElements))
+        return 0;
     try {
         const deconv::Plan plan = deconv::Plan::create(op, dtype, input_shape, filter_shape, attrs, output_shape);
         // A plan exists only for a layer shape inference accepts, with the same output.

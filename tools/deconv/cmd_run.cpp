@@ -3,6 +3,7 @@
 #include <cmath>
 #include <iostream>
 #include <memory>
+#include <utility>
 
 #include "atomic_file.h"
 #include "commands.h"
@@ -176,7 +177,9 @@ int run_command(const RunOptions &o) {
     }
     const auto t1 = std::chrono::steady_clock::now();
 
-    const HostTensor y_out = convert(y, file_type);
+    // The result itself when the file keeps the compute dtype: a copy would double the output's
+    // memory after the run (the peak of a large layer, and where a tight memory limit failed).
+    const HostTensor y_out = y.dtype == file_type ? std::move(y) : convert(y, file_type);
     const char *layout = layout_name(si.data_format);
     if (o.verbose) {
         std::cerr << "op " << deconv::op_name(spec.op) << ", compute " << deconv::dtype_name(compute)
