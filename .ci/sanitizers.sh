@@ -46,10 +46,13 @@ for target in $(cd tests/fuzz/corpus && ls); do
   echo "fuzz: $target for ${FUZZ_SECONDS} s"
   # -error_exitcode: any crash, leak or sanitizer report fails the job; the log's last lines
   # give the executions and coverage.
+  # New inputs go to the first folder (the copy); the inputs that once crashed it are read too.
+  regressions=()
+  [ -d tests/fuzz/regressions/"$target" ] && regressions=(tests/fuzz/regressions/"$target")
   build-asan/tests/fuzz/"$target" -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 -timeout=30 \
-    -print_final_stats=1 "$corpus" 2> "build-asan/$target.log" ||
+    -print_final_stats=1 "$corpus" "${regressions[@]}" 2> "build-asan/$target.log" ||
     { tail -n 60 "build-asan/$target.log"; rm -rf "$corpus"; exit 1; }
-  grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units)" "build-asan/$target.log" | tail -n 2
+  grep -E "^#[0-9]+[[:space:]]+DONE" "build-asan/$target.log" | tail -n 1
   rm -rf "$corpus"
 done
 fuzz=$(( $(now) - t ))
