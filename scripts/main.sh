@@ -83,11 +83,11 @@ BUILD_DIR="$BUILD_DIR" JOBS="$JOBS" scripts/build.sh "$@"
 BIN="$BUILD_DIR/tools/deconv"
 
 stage "Benchmark of the whole suite against oneDNN ($suite; scale layers omitted)" \
-      "a few minutes"
+      "about a minute"
 "$BIN" bench --suite "$suite"
 
 if [ -f tools/plot_bench.py ]; then
-  stage "The suite once more as JSON, for the charts (tools/plot_bench.py)" "a few minutes"
+  stage "The suite once more as JSON, for the charts (tools/plot_bench.py)" "about a minute"
   mkdir -p "$BUILD_DIR/bench"
   "$BIN" bench --suite "$suite" --json > "$BUILD_DIR/bench/suite.json"
   if "$PYTHON" tools/plot_bench.py "$BUILD_DIR/bench/suite.json" --out "$BUILD_DIR/bench"; then
