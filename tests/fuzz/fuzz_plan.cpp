@@ -24,11 +24,14 @@ namespace {
 constexpr uint64_t kRunElements = uint64_t(1) << 14;
 constexpr int64_t kRunMacs = int64_t(1) << 20;
 // Plan::create is only asked for layers whose tensors hold at most this many elements each
-// (1 GiB of f32): its phase decomposition walks every tap of the filter
-// (runtime/phase_decomposition.cpp), so a filter of 2^30 taps along one axis - 800 GB, a tensor
-// no caller can hold - kept creation busy for over a minute. Larger layers still go through
-// infer_shape, whose overflow checks they are for.
+// (1 GiB of f32), whose filter dims and strides are at most kCreateExtent: its phase
+// decomposition (runtime/phase_decomposition.cpp) makes one phase per stride residue and walks
+// every tap, so a filter of 2^30 taps along one axis (800 GB, a tensor no caller can hold) and
+// a stride of 2^23 on a 2-pixel input (8 million phases, most of them empty) each kept creation
+// busy for over a minute. Larger layers still go through infer_shape, whose overflow checks
+// they are for.
 constexpr uint64_t kCreateElements = uint64_t(1) << 28;
+constexpr int64_t kCreateExtent = int64_t(1) << 16;
 
 using Dims = std::vector<int64_t>;
 
@@ -132,6 +135,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (elements(input_shape) > kCreateElements || elements(filter_shape) > kCreateElements ||
         (info && elements(info->output_shape) > kCreateElements))
         return 0;
+    for (const Dims *extents : {&filter_shape, static_cast<const Dims *>(&attrs.strides)})
+        for (int64_t v : *extents)
+            if (v > kCreateExtent) return 0;
     try {
         const deconv::Plan plan = deconv::Plan::create(op, dtype, input_shape, filter_shape, attrs, output_shape);
         // A plan exists only for a layer shape inference accepts, with the same output.
