@@ -127,9 +127,11 @@ double spread(std::vector<double> v) {
     return m > 0 ? (v[v.size() * 3 / 4] - v[v.size() / 4]) / m : 0;
 }
 
+// A plan with its filter packed once, as inference runs it (constant weights).
 struct Candidate {
     std::string schedule;
     Plan plan;
+    PackedFilter filter;
     std::vector<double> samples;  // ms per run
 };
 
@@ -155,12 +157,13 @@ public:
         want_.assign((size_t)out_count_ * dtype_size(dtype), 0);
         base.run(input_.data(), filter_.data(), want_.data());
         got_ = want_;
+        default_.emplace(Candidate{"", base, pack(base), {}});
         // Enough runs per sample that one sample takes a millisecond or more.
+        run_once(*default_);
         const Clock::time_point t0 = Clock::now();
-        base.run(input_.data(), filter_.data(), got_.data());
+        run_once(*default_);
         const double once = std::max(seconds_since(t0), 1e-7);
         runs_per_sample_ = (int)std::clamp(1e-3 / once, 1.0, 1000.0);
-        default_.emplace(Candidate{"", base, {}});
         seen_.push_back(execution_of(base));
     }
 
@@ -182,24 +185,25 @@ public:
         if (std::find(seen_.begin(), seen_.end(), how) != seen_.end()) return std::nullopt;
         seen_.push_back(how);
         result_.candidates++;
+        Candidate c{schedule, *plan, pack(*plan), {}};
         std::fill(got_.begin(), got_.end(), 0xA5);  // a stale result must not pass
-        plan->run(input_.data(), filter_.data(), got_.data());
+        run_once(c);
         if (!same_result(got_, want_, dtype_, out_count_)) {
             result_.rejected++;
             return std::nullopt;
         }
-        return Candidate{schedule, *plan, {}};
+        return c;
     }
 
     // Interleaved rounds: each round runs every candidate once (in a rotated order) after a
     // warm-up run each.
     void time(std::vector<Candidate *> &cs, int rounds) {
-        for (Candidate *c : cs) c->plan.run(input_.data(), filter_.data(), got_.data());
+        for (Candidate *c : cs) run_once(*c);
         for (int r = 0; r < rounds; r++) {
             for (size_t k = 0; k < cs.size(); k++) {
                 Candidate &c = *cs[(k + r) % cs.size()];
                 const Clock::time_point t0 = Clock::now();
-                for (int i = 0; i < runs_per_sample_; i++) c.plan.run(input_.data(), filter_.data(), got_.data());
+                for (int i = 0; i < runs_per_sample_; i++) run_once(c);
                 c.samples.push_back(seconds_since(t0) * 1e3 / runs_per_sample_);
             }
         }
@@ -231,29 +235,52 @@ public:
                 if (median(c.samples) < median(winner->samples) * (1 - margin)) winner = &c;
             if (winner != &best) best = *winner;
         }
-        // The winner against the untuned plan, in rounds of their own: kept only when it wins by
-        // more than the noise.
-        Candidate base = *default_;
-        base.samples.clear();
-        best.samples.clear();
-        std::vector<Candidate *> final_round = {&base};
-        if (!best.schedule.empty()) final_round.push_back(&best);
-        time(final_round, std::max(rounds, 7));
-        result_.noise = spread(base.samples);
+        // The winner against the untuned plan, twice, each time as new plans (new scratch buffers:
+        // a plan's run time can depend on where its buffers landed, 0.45 against 1.0 ms seen for
+        // one layer) timed in rounds of their own. Kept only when it wins both by more than the
+        // untuned plan's spread; the times reported are the second round's.
+        bool wins = !best.schedule.empty();
+        Candidate base = *default_, chosen = best;
+        for (int confirm = 0; confirm < 2; confirm++) {
+            base = fresh(default_->schedule);
+            std::vector<Candidate *> final_round = {&base};
+            if (wins) {
+                chosen = fresh(best.schedule);
+                final_round.push_back(&chosen);
+            }
+            time(final_round, std::max(rounds, 7));
+            result_.noise = spread(base.samples);
+            wins = wins && median(chosen.samples) < median(base.samples) * (1 - std::max(0.02, result_.noise));
+        }
         result_.default_ms = median(base.samples);
         result_.default_description = base.plan.describe();
-        const bool wins = !best.schedule.empty() &&
-                          median(best.samples) < result_.default_ms * (1 - std::max(0.02, result_.noise));
-        const Candidate &chosen = wins ? best : base;
-        result_.schedule = chosen.schedule;
-        result_.tuned_ms = median(chosen.samples);
-        result_.tuned_description = chosen.plan.describe();
+        const Candidate &kept = wins ? chosen : base;
+        result_.schedule = kept.schedule;
+        result_.tuned_ms = median(kept.samples);
+        result_.tuned_description = kept.plan.describe();
         result_.seconds = seconds_since(start_);
         if (options_.progress) options_.progress(1.0, "done");
         return result_;
     }
 
 private:
+    // A new plan of `schedule` (already checked), its filter packed.
+    Candidate fresh(const std::string &schedule) const {
+        ExecOptions e;
+        e.use_schedule_database = false;
+        e.schedule = schedule;
+        const Plan plan = Plan::create(op_, dtype_, in_, w_, attrs_, out_shape_, e);
+        return Candidate{schedule, plan, pack(plan), {}};
+    }
+
+    PackedFilter pack(const Plan &plan) const {
+        return plan.pack_filter(ConstTensorView(filter_.data(), dtype_, w_));
+    }
+    void run_once(const Candidate &c) {
+        c.plan.run(ConstTensorView(input_.data(), dtype_, in_), c.filter,
+                   TensorView{got_.data(), dtype_, c.plan.shape().output_shape, {}});
+    }
+
     Op op_;
     DType dtype_;
     std::vector<int64_t> in_, w_;

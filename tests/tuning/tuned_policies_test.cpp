@@ -152,8 +152,8 @@ TEST(TunedPolicies, PinsChangeThePlan) {
     ASSERT_TRUE(check_with(g, "route=positions interleave=off bordered_input=off", &how));
     EXPECT_EQ(how.find("interleaved"), std::string::npos) << how;
     EXPECT_NE(how.find("bounded deconv_phase_conv_r2_f32"), std::string::npos) << how;
-    // Channels-last layers of fewer than 4 output channels per group take the channels-first
-    // kernels (and, at stride 2, their interleaved ones), unless pinned to their own.
+    // Channels-last layers of fewer output channels per group than a vector take the
+    // channels-first kernels (and, at stride 2, their interleaved ones), unless pinned to their own.
     const GenCase dw = class_case(kClasses[8], DType::f32, 2, 78);
     ASSERT_TRUE(check_with(dw, "", &how));
     EXPECT_NE(how.find("channels-first twin"), std::string::npos) << how;
