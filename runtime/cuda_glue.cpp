@@ -56,11 +56,11 @@ std::string driver_error(const Driver &d, const char *call, CUresult r) {
 }
 
 // Halide 14's CUDA runtime reads HL_CUDA_JIT_MAX_REGISTERS (atoi) each time it JIT-compiles a
-// kernel module and caps registers at 64 without it; the value is set here, once, from the
-// probe, which runs before the first kernel and so before the first module load. A caller's own
-// value wins: it is Halide's documented knob. setenv is not safe against a concurrent getenv in
-// another thread; the probe runs once, from the first CUDA query, which callers make before
-// they start kernels on other threads.
+// kernel module and caps registers at 64 without it. The library has no other way to pass a cap
+// to that JIT, so it sets the variable here, in the probe, which runs before the first kernel and
+// so before the first module load. A caller's own value wins: it is Halide's documented knob.
+// setenv is not safe against a getenv running at the same moment in another thread; that window
+// is the one probe per process (the first CUDA query), not every run.
 int jit_register_cap() {
     if (const char *env = std::getenv("HL_CUDA_JIT_MAX_REGISTERS")) return std::atoi(env);
     setenv("HL_CUDA_JIT_MAX_REGISTERS", std::to_string(kJitMaxRegisters).c_str(), 0);
