@@ -55,6 +55,18 @@ std::string driver_error(const Driver &d, const char *call, CUresult r) {
     return std::string(call) + " failed with CUDA error " + std::to_string(r) + (text ? std::string(" (") + text + ")" : "");
 }
 
+// Halide 14's CUDA runtime reads HL_CUDA_JIT_MAX_REGISTERS (atoi) each time it JIT-compiles a
+// kernel module and caps registers at 64 without it. The library has no other way to pass a cap
+// to that JIT, so it sets the variable here, in the probe, which runs before the first kernel and
+// so before the first module load. A caller's own value wins: it is Halide's documented knob.
+// setenv is not safe against a getenv running at the same moment in another thread; that window
+// is the one probe per process (the first CUDA query), not every run.
+int jit_register_cap() {
+    if (const char *env = std::getenv("HL_CUDA_JIT_MAX_REGISTERS")) return std::atoi(env);
+    setenv("HL_CUDA_JIT_MAX_REGISTERS", std::to_string(kJitMaxRegisters).c_str(), 0);
+    return kJitMaxRegisters;
+}
+
 CudaState probe() {
     CudaState s;
     // RTLD_GLOBAL: Halide's runtime looks the driver's symbols up in the process first (it would
@@ -128,6 +140,7 @@ CudaState probe() {
     g_driver = d;
     halide_set_cuda_acquire_context(acquire_context);
     halide_set_cuda_release_context(release_context);
+    s.jit_max_registers = jit_register_cap();
     s.available = true;
     return s;
 }

@@ -53,6 +53,10 @@ std::vector<DType> cuda_dtypes_built() {
                          << deconv::cuda_unavailable_reason();                                      \
     } while (0)
 
+// Whether the environment named a CUDA JIT register cap before the library could: read during
+// static initialisation, before main and before any CUDA query.
+const bool g_caller_set_jit_registers = std::getenv("HL_CUDA_JIT_MAX_REGISTERS") != nullptr;
+
 // A backprop problem from its attributes (strides, pads_begin, pads_end, dilations, output_padding).
 deconv_ref::Problem problem(bool grouped, const std::vector<int64_t> &in_shape, const std::vector<int64_t> &w_shape,
                             std::vector<int64_t> strides, std::vector<int64_t> pads_begin,
@@ -126,6 +130,19 @@ TEST(CudaDevice, Names) {
     }
     // cuda_available() and its reason agree.
     EXPECT_EQ(deconv::cuda_available(), deconv::cuda_unavailable_reason().empty());
+}
+
+// Halide 14 JIT-compiles the kernels' PTX at 64 registers unless HL_CUDA_JIT_MAX_REGISTERS says
+// otherwise, and the rank-2/3 kernels spill at 64 (docs/cuda.md): the library sets its own cap
+// when it finds a GPU, leaving a caller's value alone.
+TEST(CudaGpuJit, RegisterCapIsSetBeforeKernelsLoad) {
+    SKIP_WITHOUT_GPU();
+    const char *cap = std::getenv("HL_CUDA_JIT_MAX_REGISTERS");
+    ASSERT_NE(cap, nullptr) << "a usable GPU was found but HL_CUDA_JIT_MAX_REGISTERS is unset";
+    if (g_caller_set_jit_registers) GTEST_SKIP() << "the environment set HL_CUDA_JIT_MAX_REGISTERS=" << cap;
+    const int regs = std::atoi(cap);
+    EXPECT_GT(regs, 64) << "the library's cap should lift Halide's default of 64";
+    EXPECT_LE(regs, 255) << "ptxas allows at most 255 registers per thread";
 }
 
 TEST(CudaDevice, CpuPlansRefuseDeviceViews) {
