@@ -1549,6 +1549,68 @@ def cuda_target_runs_or_falls_back(ctx):
 
 
 # ------------------------------------------------------------------------------------------
+# Tuning: `deconv tune` writes a schedule database that run and bench then consult.
+
+TUNE_LAYER = ["--input-shape", "1,8,6,6", "--filter-shape", "1,8,16,4,4", "--strides", "2,2",
+              "--pads-begin", "1,1", "--pads-end", "1,1"]
+
+
+@case
+def tune_writes_a_database_that_run_uses(ctx):
+    db = ctx.path("db.json")
+    p = ctx.run_kernel("tune", *TUNE_LAYER, "--max-seconds", "1", "--repeats", "2", "--out", db)
+    rows = [l for l in p.stdout.splitlines() if l.split()[:2] == ["layer", "f32"]]
+    assert len(rows) == 1, p.stdout
+    assert "untuned ms" in p.stdout and "tuned ms" in p.stdout and "geomean" in p.stdout, p.stdout
+    assert f"schedules written to {db} (1 layers)" in p.stdout, p.stdout
+    with open(db) as f:
+        d = json.load(f)
+    assert d["format"] == "deconv-schedules" and d["version"] == 1, d
+    assert len(d["entries"]) == 1, d
+    e = d["entries"][0]
+    assert e["layer"]["input"] == [1, 8, 6, 6] and e["layer"]["output"] == [1, 16, 12, 12], e
+    assert e["machine"]["threads"] >= 1 and e["tuned_ms"] > 0 and e["default_ms"] > 0, e
+    # Tuning again merges: still one entry for this layer, plus one for another.
+    ctx.run_kernel("tune", *TUNE_LAYER, "--max-seconds", "0.5", "--repeats", "1", "--out", db)
+    other = list(TUNE_LAYER)
+    other[1] = "2,8,6,6"
+    ctx.run_kernel("tune", *other, "--max-seconds", "0.5", "--repeats", "1", "--out", db)
+    with open(db) as f:
+        assert len(json.load(f)["entries"]) == 2
+    # A pinned entry is what run executes, and -v names it.
+    d = json.load(open(db))
+    d["entries"][0]["policy"] = {"route": "channels_last", "channel_block": "64"}
+    with open(db, "w") as f:
+        json.dump(d, f)
+    p = ctx.run_kernel("run", *TUNE_LAYER, "--random", "--schedules", db, "-v")
+    assert "policy route=channels_last channel_block=64 from " + db + " entry 0" in p.stderr, p.stderr
+    assert "channels-last twin" in p.stderr, p.stderr
+    p = ctx.run_kernel("run", *TUNE_LAYER, "--random", "-v")
+    assert "from heuristics" in p.stderr, p.stderr
+
+
+@case
+def schedules_errors(ctx):
+    ctx.expect_error(["run", *TUNE_LAYER, "--random", "--schedules", "missing.json"], 2,
+                     ["--schedules", "missing.json", "cannot be opened"])
+    bad = ctx.path("bad.json")
+    with open(bad, "w") as f:
+        f.write('{"format": "deconv-schedules", "version": 9, "entries": []}')
+    ctx.expect_error(["bench", *TUNE_LAYER, "--schedules", bad], 2, [bad, "version 9 is not supported"])
+    with open(bad, "w") as f:
+        f.write('{"format": "deconv-schedules", "version": 1, "entries": [{"layer": 3}]}')
+    ctx.expect_error(["tune", *TUNE_LAYER, "--schedules", bad], 2, [bad, "entry 0", "'layer' must be an object"])
+    ctx.expect_error(["tune", *TUNE_LAYER, "--max-seconds", "0"], 1, ["--max-seconds 0"])
+    ctx.expect_error(["tune", *TUNE_LAYER, "--repeats", "-2"], 1, ["--repeats -2"])
+    ctx.expect_error(["tune", "--suite", ctx.suite, "--only", "no_such_layer"], 1, ["no_such_layer"])
+    # --out into a malformed database: refused, and the file is left as it was.
+    with open(bad, "w") as f:
+        f.write("not json")
+    ctx.expect_error(["tune", *TUNE_LAYER, "--max-seconds", "0.2", "--out", bad], 2, [bad, "is not JSON"])
+    assert open(bad).read() == "not json"
+
+
+# ------------------------------------------------------------------------------------------
 
 def main():
     ap = argparse.ArgumentParser()
