@@ -1,7 +1,7 @@
 // Shape inference of every op.
 //
 // Backprop ops (OpenVINO opset-1 text; oneDNN Graph's text for ConvolutionBackwardData). Where
-// the texts are silent or disagree (README, "Semantic choices"):
+// the texts are silent or disagree (docs/semantics.md):
 //  - auto_pad valid/same_upper/same_lower without an output shape: pads are zero.
 //  - OpenVINO's output_shape: pads_begin/pads_end are ignored (even under explicit), and the
 //    total padding is split by the spec's formula: same_upper puts the larger half at the

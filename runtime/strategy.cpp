@@ -37,12 +37,10 @@ KernelKey cpu_kernel_key(const Plan::Impl &p, int rank, bool channel_major, bool
 namespace {
 
 // Channels-first backprop layers choose their schedule: vectorized output channels when a
-// group has at least a vector of them (16 f32 lanes on AVX-512) and each tile's reduction
-// (input channels x taps per phase, above 256) is long enough to amortize its stores, which scatter
-// across channel planes; else vectorized output positions. Measured on the bench suite
-// (README, "Speed"): unet3d_up (128 x 1 tap) runs faster on positions, vnet_up_3x3x3 (64 x 8)
-// and dilated_s1 (64 x 9) on channels. DECONV_NCX_SCHEDULE = positions | channels overrides
-// the choice (for measuring and tuning).
+// group has at least a vector of them (KernelTiles::lanes) and each tile's reduction (input
+// channels x taps per phase, above 256) is long enough to amortize its stores, which scatter
+// across channel planes; else vectorized output positions (unet3d_up, 128 x 1 tap, runs faster
+// on positions; dilated_s1, 64 x 9, on channels: docs/performance.md). The policy's route pins it.
 bool choose_channel_major(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
     if (g.forward || g.data_format == DataFormat::NXC) return true;

@@ -224,7 +224,7 @@ const char *op_name(Op op);
 Op parse_op(const std::string &name);
 
 // The result of shape inference: the full output shape and the pads the kernels apply
-// (after auto_pad and output_shape have been resolved, and clamped at zero; see README).
+// (after auto_pad and output_shape have been resolved, and clamped at zero; see docs/semantics.md).
 struct ShapeInfo {
     std::vector<int64_t> output_shape;  // [N, G*C_OUT, Y1..YD], or [N, Y1..YD, C] under NXC
     std::vector<int64_t> pads_begin;    // effective, one per spatial axis, >= 0

@@ -544,7 +544,7 @@ TEST(ErrorOverflow, SpatialArithmeticOverflows) {
 }
 
 TEST(ErrorOverflow, ExtentBeyondKernelAddressing) {
-    // README: extents and strides must fit Halide's 32-bit buffer fields; larger layers are
+    // docs/architecture.md ("Large tensors"): extents and strides must fit Halide's 32-bit buffer fields; larger layers are
     // rejected with TooLarge (no data is needed to see it: Plan::create decides). f32, which
     // every kernel matrix has: a dtype the build lacks is refused first, as Unsupported.
     const int64_t x = (int64_t{1} << 31) + 5;
