@@ -43,6 +43,15 @@ if(DECONV_SCHEDULES)
         set(_v 0)
       endif()
       if(NOT _q EQUAL 0 OR NOT _v EQUAL 0)
+        # The channels-last schedule has branches of 4 positions and of 1 vector of its own: a
+        # variant with either would repeat one, which Halide refuses (generators/schedules/
+        # cpu_channels_last_schedule.h). 0 keeps the target's default.
+        if(_q EQUAL 4 OR _q LESS 0 OR _q GREATER 16 OR (_q GREATER 0 AND _q LESS 3))
+          message(FATAL_ERROR "deconv: DECONV_SCHEDULES entry ${i} pins kernel_q_tile ${_q}: use 3 or 5 to 16")
+        endif()
+        if(_v EQUAL 1 OR _v LESS 0 OR _v GREATER 8)
+          message(FATAL_ERROR "deconv: DECONV_SCHEDULES entry ${i} pins kernel_vectors ${_v}: use 2 to 8")
+        endif()
         list(APPEND _deconv_db_variants "${_rank},${_dtype},${_q},${_v}")
       endif()
     endforeach()

@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <vector>
 
 namespace deconv {
@@ -319,6 +320,19 @@ void run_cpu_plan(const Plan::Impl &p, const ConstTensorView &input, std::vector
     detail::run_cpu(*p.via_nxc, input, detail::ncx_to_nxc_order(in_st), output, detail::ncx_to_nxc_order(out_st), packed);
 }
 
+// A scratch buffer a run cannot allocate (the bordered input, a dense output, an f32 copy) is
+// reported as TooLarge, before any kernel has written the output.
+template <typename Fn>
+void out_of_memory_as_error(const Plan::Impl &p, Fn fn) {
+    try {
+        fn();
+    } catch (const std::bad_alloc &) {
+        throw Error(ErrorKind::TooLarge, std::string("out of memory: the scratch buffers of a run of ") + op_name(p.op) +
+                                             " " + shape_str(p.input_shape) + " -> " + shape_str(p.info.output_shape) +
+                                             " could not be allocated");
+    }
+}
+
 }  // namespace
 
 // What Plan::pack_filter keeps: the CPU kernels' packing, the f32 plan's packed filter of an f16
@@ -365,68 +379,72 @@ PackedFilter Plan::pack_filter(const ConstTensorView &filter) const {
 }
 
 void Plan::run(const ConstTensorView &input, const PackedFilter &filter, const TensorView &output) const {
-    const Impl &p = *impl_;
-    if (filter.empty()) invalid("packed filter is empty (make it with Plan::pack_filter)");
-    if (filter.impl_->owner.lock().get() != &p) {
-        invalid("packed filter was made by another plan (a packing serves the plan that made it and its copies)");
-    }
-    std::vector<int64_t> in_st = check_view("data", input.data, input.dtype, input.shape, input.strides, p.dtype,
-                                            p.input_shape, false);
-    std::vector<int64_t> out_st = check_view("output", output.data, output.dtype, output.shape, output.strides,
-                                             p.dtype, p.info.output_shape, true);
-    check_host_memory(p, "data", input.memory);
-    check_host_memory(p, "output", output.memory);
-#if defined(DECONV_HAVE_CUDA)
-    if (p.device == Device::CUDA) {
-        const ConstTensorView w(filter.impl_->dense.data(), p.dtype, p.filter_shape);
-        run(input, w, output);
-        return;
-    }
-#endif
-    if (p.via_f32) {
-        run_via_f32(p, input, in_st, output, out_st, [&](const float *x, float *y) {
-            Plan(p.via_f32).run(ConstTensorView(x, DType::f32, p.input_shape), filter.impl_->via_f32,
-                                TensorView{y, DType::f32, p.info.output_shape, {}});
-        });
-        return;
-    }
-    check_fits_int32(in_st, "data stride");
-    check_fits_int32(out_st, "output stride");
-    run_cpu_plan(p, input, std::move(in_st), output, std::move(out_st), filter.impl_->packing);
+    out_of_memory_as_error(*impl_, [&] {
+        const Impl &p = *impl_;
+        if (filter.empty()) invalid("packed filter is empty (make it with Plan::pack_filter)");
+        if (filter.impl_->owner.lock().get() != &p) {
+            invalid("packed filter was made by another plan (a packing serves the plan that made it and its copies)");
+        }
+        std::vector<int64_t> in_st = check_view("data", input.data, input.dtype, input.shape, input.strides, p.dtype,
+                                                p.input_shape, false);
+        std::vector<int64_t> out_st = check_view("output", output.data, output.dtype, output.shape, output.strides,
+                                                 p.dtype, p.info.output_shape, true);
+        check_host_memory(p, "data", input.memory);
+        check_host_memory(p, "output", output.memory);
+    #if defined(DECONV_HAVE_CUDA)
+        if (p.device == Device::CUDA) {
+            const ConstTensorView w(filter.impl_->dense.data(), p.dtype, p.filter_shape);
+            run(input, w, output);
+            return;
+        }
+    #endif
+        if (p.via_f32) {
+            run_via_f32(p, input, in_st, output, out_st, [&](const float *x, float *y) {
+                Plan(p.via_f32).run(ConstTensorView(x, DType::f32, p.input_shape), filter.impl_->via_f32,
+                                    TensorView{y, DType::f32, p.info.output_shape, {}});
+            });
+            return;
+        }
+        check_fits_int32(in_st, "data stride");
+        check_fits_int32(out_st, "output stride");
+        run_cpu_plan(p, input, std::move(in_st), output, std::move(out_st), filter.impl_->packing);
+    });
 }
 
 void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, const TensorView &output) const {
-    const Impl &p = *impl_;
-    std::vector<int64_t> in_st = check_view("data", input.data, input.dtype, input.shape, input.strides, p.dtype,
-                                            p.input_shape, false);
-    std::vector<int64_t> w_st = check_view("filter", filter.data, filter.dtype, filter.shape, filter.strides,
-                                           p.dtype, p.filter_shape, false);
-    std::vector<int64_t> out_st = check_view("output", output.data, output.dtype, output.shape, output.strides,
-                                             p.dtype, p.info.output_shape, true);
-    check_host_memory(p, "data", input.memory);
-    check_host_memory(p, "filter", filter.memory);
-    check_host_memory(p, "output", output.memory);
-#if defined(DECONV_HAVE_CUDA)
-    if (p.device == Device::CUDA) {
+    out_of_memory_as_error(*impl_, [&] {
+        const Impl &p = *impl_;
+        std::vector<int64_t> in_st = check_view("data", input.data, input.dtype, input.shape, input.strides, p.dtype,
+                                                p.input_shape, false);
+        std::vector<int64_t> w_st = check_view("filter", filter.data, filter.dtype, filter.shape, filter.strides,
+                                               p.dtype, p.filter_shape, false);
+        std::vector<int64_t> out_st = check_view("output", output.data, output.dtype, output.shape, output.strides,
+                                                 p.dtype, p.info.output_shape, true);
+        check_host_memory(p, "data", input.memory);
+        check_host_memory(p, "filter", filter.memory);
+        check_host_memory(p, "output", output.memory);
+    #if defined(DECONV_HAVE_CUDA)
+        if (p.device == Device::CUDA) {
+            check_fits_int32(in_st, "data stride");
+            check_fits_int32(w_st, "filter stride");
+            check_fits_int32(out_st, "output stride");
+            detail::run_cuda(p, input, filter, output, in_st, w_st, out_st);
+            return;
+        }
+    #endif
+        if (p.via_f32) {
+            // Everything is validated: convert exactly to f32, run the f32 plan, round once to f16.
+            std::vector<float> w = detail::f16_to_dense_f32((const uint16_t *)filter.data, p.filter_shape, w_st);
+            run_via_f32(p, input, in_st, output, out_st,
+                        [&](const float *x, float *y) { Plan(p.via_f32).run(x, w.data(), y); });
+            return;
+        }
         check_fits_int32(in_st, "data stride");
         check_fits_int32(w_st, "filter stride");
         check_fits_int32(out_st, "output stride");
-        detail::run_cuda(p, input, filter, output, in_st, w_st, out_st);
-        return;
-    }
-#endif
-    if (p.via_f32) {
-        // Everything is validated: convert exactly to f32, run the f32 plan, round once to f16.
-        std::vector<float> w = detail::f16_to_dense_f32((const uint16_t *)filter.data, p.filter_shape, w_st);
-        run_via_f32(p, input, in_st, output, out_st,
-                    [&](const float *x, float *y) { Plan(p.via_f32).run(x, w.data(), y); });
-        return;
-    }
-    check_fits_int32(in_st, "data stride");
-    check_fits_int32(w_st, "filter stride");
-    check_fits_int32(out_st, "output stride");
-    run_cpu_plan(p, input, std::move(in_st), output, std::move(out_st),
-                 detail::pack_filter(filter.data, w_st, kernel_plan(p), dtype_size(p.dtype)));
+        run_cpu_plan(p, input, std::move(in_st), output, std::move(out_st),
+                     detail::pack_filter(filter.data, w_st, kernel_plan(p), dtype_size(p.dtype)));
+    });
 }
 
 }  // namespace deconv

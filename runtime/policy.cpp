@@ -87,8 +87,10 @@ const std::vector<Knob> &knobs() {
         count_knob("channel_block", &Policy::channel_block, {"auto", "0", "64", "128", "192", "256"}, 1 << 20),
         count_knob("group_slices", &Policy::group_slices, {"auto", "0", "1", "2", "4"}, 1024),
         count_knob("row_slabs", &Policy::row_slabs, {"auto", "0", "1", "2", "4", "8", "16"}, 1 << 20),
-        count_knob("kernel_q_tile", &Policy::kernel_q_tile, {"auto", "3", "4", "5", "6", "8"}, 32),
-        count_knob("kernel_vectors", &Policy::kernel_vectors, {"auto", "1", "2", "3", "4"}, 8),
+        // The channels-last schedule's own branches take 4 positions and 1 vector: variants with
+        // those would repeat a branch (cmake/DeconvSchedules.cmake refuses them).
+        count_knob("kernel_q_tile", &Policy::kernel_q_tile, {"auto", "3", "5", "6", "7", "8"}, 16),
+        count_knob("kernel_vectors", &Policy::kernel_vectors, {"auto", "2", "3", "4"}, 8),
     };
     return table;
 }
