@@ -234,8 +234,10 @@ void choose_bordered_input(Plan::Impl &p) {
                 }
                 const int64_t groups = p.out_spatial[in] / s;
                 const int64_t tile = p.tiles.interleaved_groups;
+                // (With 16 registers the split measured slower: fcn8s_upscore8 1.75x without, on AVX2.)
                 p.interleaved_exact_rows = interleave && !blocked && geo.c_in == 1 && rank >= 2 && tile > 0 &&
-                                           groups > tile && groups % tile != 0 && p.policy.exact_groups != Toggle::Off;
+                                           groups > tile && groups % tile != 0 && p.policy.exact_groups != Toggle::Off &&
+                                           (p.regs.many || p.policy.exact_groups == Toggle::On);
                 // The blocked kernel reduces every input channel at the rows of its block; in 3D a
                 // plain copy (or the caller's input) puts each channel a whole plane further on
                 // (unet3d_up: 128 KiB), with channels in rows a row's channels are one contiguous
@@ -254,21 +256,13 @@ void choose_bordered_input(Plan::Impl &p) {
 
 // Channels-first backprop layers with at least 16 output channels per group run on the
 // channels-last kernels, over a transposed copy of the input, their result transposed back: the
-// channels-first kernels store each register tile across output planes, an element at a time
-// (stride-phase rows are strided), which cost more than their arithmetic unless the reduction
-// per output is long. Measured on the suite (2 threads, ms, channels-first kernels against
-// channels-last ones): dcgan_l4 40 -> 13, centernet_up3 49 -> 23, unet3d_up 25 -> 13, unet_up4
-// 12.5 -> 9.4, vnet_up_3x3x3 8.0 -> 5.5, hifigan_up3 7.2 -> 5.9.
-// Phases of one tap with 128 or more output channels stay on the channels-first kernels: with a
-// single tap their tile's input rows are contiguous, and on 2026-11-25 (2 threads, ms, medians of
-// alternating runs, channels-first against channels-last) unet_up1 17.7 vs 18.6, 2048->128 at
-// 28x28 9.8 vs 10.8, 1024->256 at 8x8 batch 4 3.9 vs 4.4, 512->256 at 28x28 4.1 vs 4.3; with
-// 64 output channels channels-last won (512->64 at 32x32: 1.78 vs 1.53). Phases of several taps
-// run channels-last at every reduction length: dcgan_l2 (2048 input channels x taps) 25.9 vs
-// 23.8, 1024->512 at 16x16 k4 39-45 vs 28, 512->256 at 32x32 k4 59-61 vs 48-50.
-// bf16 layers always take the channels-last route, where its dot-product kernels are.
-// DECONV_NCX_SCHEDULE = positions | channels keeps the channels-first kernels, = channels_last
-// takes this route for every layer (for measuring).
+// channels-first kernels store each register tile across output planes, an element at a time,
+// which costs more than their arithmetic unless the reduction per output is long (dcgan_l4: 40
+// -> 13 ms). On CPUs of 32 vector registers, phases of one tap with 128 or more output channels
+// stay on the channels-first kernels, whose tiles then read contiguous input rows (unet_up1: 17.7
+// against 18.6 ms on AVX-512); with 16 registers the channels-last route wins there too (AVX2:
+// unet_up1 1.47x, unet_up4 1.23x, found by deconv tune). bf16 layers always take this route,
+// where the dot-product kernels are. docs/performance.md has the measurements.
 constexpr int64_t kOneTapChannelsFirstMinCout = 128;
 constexpr int64_t kMaxLayoutCopyBytes = int64_t(512) << 20;
 
@@ -290,7 +284,7 @@ bool choose_via_channels_last(const Plan::Impl &p) {
         for (const AxisPhase &a : axis) most = std::max(most, a.tap_count);
         taps *= most;
     }
-    if (taps == 1 && g.c_out >= kOneTapChannelsFirstMinCout && p.dtype != DType::bf16) return false;
+    if (taps == 1 && g.c_out >= kOneTapChannelsFirstMinCout && p.dtype != DType::bf16 && p.regs.many) return false;
     // The copies (the input transposed, the output before it is transposed back) stay within
     // kMaxLayoutCopyBytes; larger layers run the channels-first kernels on the caller's buffers.
     int64_t bytes = (int64_t)dtype_size(p.dtype);
