@@ -173,7 +173,7 @@ Suite load_suite(const std::string &path) {
     json doc;
     try {
         doc = json::parse(in);
-    } catch (const json::parse_error &e) {
+    } catch (const json::exception &e) {  // parse_error, or out_of_range: a number past double
         throw IoError(path + ": not valid JSON: " + e.what());
     }
     const json *layers = nullptr;
