@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <initializer_list>
 #include <mutex>
 #include <set>
 
@@ -266,16 +267,40 @@ void choose_bordered_input(Plan::Impl &p) {
 constexpr int64_t kOneTapChannelsFirstMinCout = 128;
 constexpr int64_t kMaxLayoutCopyBytes = int64_t(512) << 20;
 
+// Bytes of the layer's tensors `shapes`, together.
+int64_t tensors_bytes(const Plan::Impl &p, std::initializer_list<const std::vector<int64_t> *> shapes) {
+    int64_t elements = 0;
+    for (const std::vector<int64_t> *shape : shapes) {
+        int64_t n = 1;
+        for (int64_t v : *shape) n = checked_mul(n, v, "tensor elements");
+        elements = checked_add(elements, n, "tensor elements");
+    }
+    return checked_mul(elements, (int64_t)dtype_size(p.dtype), "tensor bytes");
+}
+
+// The copies of a layout change (the input, and the output before it is copied back) stay within
+// kMaxLayoutCopyBytes; larger layers run on the kernels of their own layout, on the caller's buffers.
+bool layout_copies_fit(const Plan::Impl &p) {
+    return tensors_bytes(p, {&p.input_shape, &p.info.output_shape}) <= kMaxLayoutCopyBytes;
+}
+
+// Whether this build has the bounded and interior kernels of the layer in `format`: the
+// channel-vectorized ones under NXC, the position-vectorized ones under NCX.
+bool has_layout_kernels(const Plan::Impl &p, DataFormat format) {
+    KernelKey bounded = cpu_kernel_key(p, p.geo.rank, format == DataFormat::NXC, false);
+    bounded.layout = format;
+    bounded.channels = format == DataFormat::NXC;
+    KernelKey interior = bounded;
+    interior.bounded = false;
+    return find_kernel(bounded) && find_kernel(interior);
+}
+
 bool choose_via_channels_last(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
     if (g.forward || g.data_format != DataFormat::NCX) return false;
     const bool forced = p.policy.route == Policy::Route::ChannelsLast;
     if (p.policy.route != Policy::Route::Auto && !forced) return false;
-    KernelKey nxc = cpu_kernel_key(p, g.rank, true, false);
-    nxc.layout = DataFormat::NXC;
-    KernelKey nxc_interior = nxc;
-    nxc_interior.bounded = false;
-    if (!find_kernel(nxc) || !find_kernel(nxc_interior)) return false;
+    if (!has_layout_kernels(p, DataFormat::NXC)) return false;
     if (forced) return true;
     if (g.c_out < 16 || prefers_blocked_interleave(p)) return false;
     int64_t taps = 1;  // the most taps of a phase
@@ -285,13 +310,7 @@ bool choose_via_channels_last(const Plan::Impl &p) {
         taps *= most;
     }
     if (taps == 1 && g.c_out >= kOneTapChannelsFirstMinCout && p.dtype != DType::bf16 && p.regs.many) return false;
-    // The copies (the input transposed, the output before it is transposed back) stay within
-    // kMaxLayoutCopyBytes; larger layers run the channels-first kernels on the caller's buffers.
-    int64_t bytes = (int64_t)dtype_size(p.dtype);
-    for (int64_t v : p.input_shape) bytes = checked_mul(bytes, v, "data bytes");
-    int64_t out_bytes = (int64_t)dtype_size(p.dtype);
-    for (int64_t v : p.info.output_shape) out_bytes = checked_mul(out_bytes, v, "output bytes");
-    return bytes + out_bytes <= kMaxLayoutCopyBytes;
+    return layout_copies_fit(p);
 }
 
 // Batch rows: channels-last plans (channels-last layers, and the twins of channels-first ones)
@@ -321,14 +340,7 @@ bool choose_batch_rows(Plan::Impl &p) {
     }
     const KernelEntry *k = find_kernel(cpu_kernel_key(p, g.rank + 1, true, true, p.ci_pairs));
     if (!k) return false;
-    // Both copies within the layout copies' limit.
-    int64_t elements = 0;
-    for (const std::vector<int64_t> *shape : {&p.input_shape, &p.info.output_shape}) {
-        int64_t n = 1;
-        for (int64_t v : *shape) n = checked_mul(n, v, "tensor elements");
-        elements += n;
-    }
-    if (elements * (int64_t)dtype_size(p.dtype) > kMaxLayoutCopyBytes) return false;
+    if (!layout_copies_fit(p)) return false;
     p.batch_rows_kernel = k;
     p.tap_windows.clear();
     for (int i = 0; i < g.rank; i++) {
@@ -399,17 +411,7 @@ bool choose_via_channels_first(const Plan::Impl &p) {
     if (g.forward || g.data_format != DataFormat::NXC || p.ci_pairs) return false;
     const bool forced = p.policy.route == Policy::Route::ChannelsFirst;
     if (!forced && (p.policy.route != Policy::Route::Auto || g.c_out >= p.tiles.lanes)) return false;
-    KernelKey ncx = cpu_kernel_key(p, g.rank, false, false);
-    ncx.layout = DataFormat::NCX;
-    ncx.channels = false;
-    KernelKey ncx_interior = ncx;
-    ncx_interior.bounded = false;
-    if (!find_kernel(ncx) || !find_kernel(ncx_interior)) return false;
-    int64_t bytes = (int64_t)dtype_size(p.dtype);
-    for (int64_t v : p.input_shape) bytes = checked_mul(bytes, v, "data bytes");
-    int64_t out_bytes = (int64_t)dtype_size(p.dtype);
-    for (int64_t v : p.info.output_shape) out_bytes = checked_mul(out_bytes, v, "output bytes");
-    return bytes + out_bytes <= kMaxLayoutCopyBytes;
+    return has_layout_kernels(p, DataFormat::NCX) && layout_copies_fit(p);
 }
 
 // Layers below both limits run on the calling thread alone: a second core would first pull the
@@ -421,13 +423,7 @@ constexpr int64_t kSerialBytes = int64_t(256) << 10;
 bool choose_serial(const Plan::Impl &p) {
     if (p.policy.serial != Toggle::Auto) return p.policy.serial == Toggle::On;
     if (p.macs >= kSerialMacs) return false;
-    int64_t elements = 0;
-    for (const std::vector<int64_t> *shape : {&p.input_shape, &p.filter_shape, &p.info.output_shape}) {
-        int64_t n = 1;
-        for (int64_t e : *shape) n = checked_mul(n, e, "tensor elements");
-        elements += n;
-    }
-    return elements * (int64_t)dtype_size(p.dtype) <= kSerialBytes;
+    return tensors_bytes(p, {&p.input_shape, &p.filter_shape, &p.info.output_shape}) <= kSerialBytes;
 }
 
 }  // namespace

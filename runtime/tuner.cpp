@@ -147,9 +147,7 @@ public:
     Search(Op op, DType dtype, const std::vector<int64_t> &in, const std::vector<int64_t> &w, const Attributes &attrs,
            const std::optional<std::vector<int64_t>> &out, const TuneOptions &o)
         : op_(op), dtype_(dtype), in_(in), w_(w), attrs_(attrs), out_shape_(out), options_(o), start_(Clock::now()) {
-        ExecOptions untuned;
-        untuned.use_schedule_database = false;
-        const Plan base = Plan::create(op, dtype, in, w, attrs, out, untuned);
+        const Plan base = make_plan("");
         std::mt19937 rng(1234);
         input_ = random_tensor(dtype, count_of(in), rng);
         filter_ = random_tensor(dtype, count_of(w), rng);
@@ -172,12 +170,9 @@ public:
     // A plan for `schedule` that runs differently from every one seen and computes the untuned
     // plan's result; nullopt otherwise.
     std::optional<Candidate> candidate(const std::string &schedule) {
-        ExecOptions e;
-        e.use_schedule_database = false;
-        e.schedule = schedule;
         std::optional<Plan> plan;
         try {
-            plan = Plan::create(op_, dtype_, in_, w_, attrs_, out_shape_, e);
+            plan = make_plan(schedule);
         } catch (const Error &) {
             return std::nullopt;  // a pin this layer cannot take
         }
@@ -264,12 +259,17 @@ public:
     }
 
 private:
-    // A new plan of `schedule` (already checked), its filter packed.
-    Candidate fresh(const std::string &schedule) const {
+    // The layer's plan with `schedule` pinned, the databases ignored ("": the untuned plan).
+    Plan make_plan(const std::string &schedule) const {
         ExecOptions e;
         e.use_schedule_database = false;
         e.schedule = schedule;
-        const Plan plan = Plan::create(op_, dtype_, in_, w_, attrs_, out_shape_, e);
+        return Plan::create(op_, dtype_, in_, w_, attrs_, out_shape_, e);
+    }
+
+    // A new plan of `schedule` (already checked), its filter packed.
+    Candidate fresh(const std::string &schedule) const {
+        const Plan plan = make_plan(schedule);
         return Candidate{schedule, plan, pack(plan), {}};
     }
 
