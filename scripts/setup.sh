@@ -23,7 +23,9 @@ packages=(
   libgtest-dev libgmock-dev              # tests
   libcli11-dev nlohmann-json3-dev libpugixml-dev   # command line: arguments, JSON, XML
   libdnnl-dev                            # oneDNN, the speed baseline of `deconv bench`
-  ocl-icd-opencl-dev                     # oneDNN's CMake package requires OpenCL (a Recommends)
+  ocl-icd-opencl-dev                     # oneDNN's CMake package requires OpenCL (a Recommends); also
+                                         # libOpenCL.so, the loader Halide's OpenCL runtime dlopens
+  pocl-opencl-icd                        # an OpenCL device on the CPU: the GPU schedule's tests (tests/opencl/)
   python3 python3-numpy                  # end-to-end tests of the command line
   python3-matplotlib                     # tools/plot_bench.py: the bench's roofline and speed-up charts
   pkgconf                                # the pkg-config check of the installed package

@@ -1,0 +1,98 @@
+# The GPU-scheduled kernels once more, for Halide's OpenCL target, so that the tests can run the
+# GPU schedule (generators/schedules/gpu_schedule.h) and the GPU executor (runtime/gpu_executor.cpp)
+# on a CPU through pocl (tests/opencl/, docs/cuda.md). They are test-only: libdeconv never links
+# them. Included by generators/CMakeLists.txt after DeconvKernels (DECONV_CPU_TARGETS).
+#
+# AOT only: JIT-compiling for OpenCL in-process crashes in clBuildProgram, as pocl's LLVM 15 and
+# libHalide's LLVM 14 end up in one process (../shared/HALIDE14_NOTES.md). The AOT kernels carry
+# their OpenCL C source and link no libHalide; pocl compiles them at the first launch.
+#
+# Default ON where the CUDA kernels are built and an OpenCL platform is installed (an ICD file, and
+# the loader under the name Halide's runtime dlopens, libOpenCL.so); OFF is how a machine without
+# pocl opts out. With the option ON, a missing device fails the tests, it does not skip them.
+
+set(_deconv_opencl_default OFF)
+if(DECONV_CUDA AND DECONV_BUILD_TESTS)
+  file(GLOB _deconv_opencl_icds /etc/OpenCL/vendors/*.icd)
+  find_library(DECONV_OPENCL_LOADER NAMES libOpenCL.so OpenCL)
+  if(_deconv_opencl_icds AND DECONV_OPENCL_LOADER)
+    set(_deconv_opencl_default ON)
+  endif()
+endif()
+option(DECONV_OPENCL_TESTS
+       "Test the GPU schedules and dispatch on the CPU through OpenCL (pocl-opencl-icd, ocl-icd-opencl-dev)"
+       ${_deconv_opencl_default})
+
+# A small matrix: enough for the schedule's branches (ranks 1 and 2: grid x with and without a
+# fused row axis; f32 and the integer store), cheap enough for CI's two cores. Rank 3 only adds a
+# fused grid y, and f64/f16 need OpenCL extensions (cl_khr_fp64, cl_khr_fp16; pocl has no fp16).
+set(DECONV_OPENCL_TEST_KERNELS "f32:1;f32:2;i32:2" CACHE STRING
+    "dtype:rank pairs of the OpenCL test kernels (four kernels each: both ops, both layouts)")
+
+set_property(GLOBAL PROPERTY DECONV_OPENCL_KERNELS "")
+set_property(GLOBAL PROPERTY DECONV_OPENCL_ELEMENT_BITS "")
+if(NOT DECONV_OPENCL_TESTS)
+  return()
+endif()
+if(NOT DECONV_CUDA)
+  message(FATAL_ERROR "deconv: DECONV_OPENCL_TESTS tests the GPU executor of the CUDA build; it needs DECONV_CUDA=ON")
+endif()
+
+list(GET DECONV_CPU_TARGETS -1 _deconv_opencl_host)
+set(DECONV_OPENCL_TARGET "${_deconv_opencl_host}-opencl")
+message(STATUS "deconv: OpenCL test kernels for ${DECONV_OPENCL_TARGET} (+ ${DECONV_KERNEL_FEATURES}): ${DECONV_OPENCL_TEST_KERNELS}")
+
+# One library per kernel, all sharing the first one's runtime (the OpenCL runtime, apart from
+# libdeconv's host+CUDA one).
+set(_deconv_opencl_runtime "")
+function(_deconv_opencl_library name generator)
+  set(use_runtime "")
+  if(_deconv_opencl_runtime)
+    set(use_runtime USE_RUNTIME ${_deconv_opencl_runtime})
+  endif()
+  add_halide_library(${name}
+    FROM deconv_generators
+    GENERATOR ${generator}
+    FUNCTION_NAME ${name}
+    TARGETS ${DECONV_OPENCL_TARGET}
+    FEATURES ${DECONV_KERNEL_FEATURES}
+    PARAMS ${ARGN}
+    ${use_runtime})
+  if(NOT _deconv_opencl_runtime)
+    set(_deconv_opencl_runtime ${name}.runtime PARENT_SCOPE)
+    set_property(GLOBAL PROPERTY DECONV_OPENCL_RUNTIME ${name}.runtime)
+  endif()
+endfunction()
+
+# The same ops, layouts and PARAMS as the CUDA matrix (generators/CMakeLists.txt); each kernel is
+# recorded as generator;name;params for the tests' table (tests/opencl/CMakeLists.txt).
+set(_deconv_opencl_bits "")
+foreach(pair IN LISTS DECONV_OPENCL_TEST_KERNELS)
+  string(REPLACE ":" ";" pair "${pair}")
+  list(GET pair 0 dtype)
+  list(GET pair 1 rank)
+  foreach(spec "phase_conv;deconv_phase_conv;vectorize=positions" "phase_conv_nxc;deconv_phase_conv;layout=nxc"
+               "group_conv;deconv_group_conv;vectorize=positions" "group_conv_nxc;deconv_group_conv;layout=nxc")
+    list(GET spec 0 op)
+    list(GET spec 1 gen)
+    list(GET spec 2 params)
+    set(name "deconv_opencl_${op}_r${rank}_${dtype}")
+    _deconv_opencl_library(${name} ${gen} rank=${rank} dtype=${dtype} ${params})
+    set_property(GLOBAL APPEND PROPERTY DECONV_OPENCL_KERNELS "${gen};${name};rank=${rank} dtype=${dtype} ${params}")
+  endforeach()
+  if(dtype MATCHES "^(i8|u8)$")
+    list(APPEND _deconv_opencl_bits 8)
+  elseif(dtype MATCHES "^(f16|bf16)$")
+    list(APPEND _deconv_opencl_bits 16)
+  elseif(dtype MATCHES "^(f64)$")
+    list(APPEND _deconv_opencl_bits 64)
+  else()
+    list(APPEND _deconv_opencl_bits 32)
+  endif()
+endforeach()
+# The zero fills of phases without taps, for the element sizes of that matrix.
+list(REMOVE_DUPLICATES _deconv_opencl_bits)
+foreach(bits IN LISTS _deconv_opencl_bits)
+  _deconv_opencl_library(deconv_opencl_zero_fill_u${bits} deconv_zero_fill bits=${bits})
+endforeach()
+set_property(GLOBAL PROPERTY DECONV_OPENCL_ELEMENT_BITS "${_deconv_opencl_bits}")

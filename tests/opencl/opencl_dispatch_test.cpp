@@ -1,0 +1,335 @@
+// The GPU schedule (generators/schedules/gpu_schedule.h) and the GPU executor
+// (runtime/gpu_executor.cpp, which runs CUDA plans) on the CPU through OpenCL (pocl), against the
+// independent reference (tests/reference/). The kernels are the CUDA matrix's, compiled for
+// Halide's OpenCL target (cmake/DeconvOpenCLTestKernels.cmake); the executor is the very code CUDA
+// plans run, on the OpenCL backend (opencl_backend.h).
+//   OpenClDevice.*        an OpenCL device is usable. With DECONV_OPENCL_TESTS=ON a missing one
+//                         fails every test, saying so: turning the option off is how a machine
+//                         without pocl opts out.
+//   OpenClBackprop.*      the backprop sweep's problems in both layouts: stride phases, phases
+//                         without taps (zero fills), output_shape, auto_pad, depthwise, medium rows
+//                         and channel counts (register tiles and their tails).
+//   OpenClBackpropWide.*  full register tiles and the guarded tails of both thread axes.
+//   OpenClForward.*       GroupConvolution: strides, dilations, pads and auto_pad.
+//   OpenClHostViews.*     host views: the executor's device copies, dense output and download.
+//
+// Tolerances: compare_to_reference (correctness/check.h), the CPU suites' per-dtype bounds. They
+// hold here for the same reasons: f32 allows 2 (n+1) u32 sum|terms| whatever the order of the
+// reduction and whether pocl contracts products into FMAs (each only removes a rounding); i32 is
+// exact (accumulated in 64 bits, saturated once on store, as the CPU kernels do).
+#include "check.h"
+#include "layout_support.h"
+
+#include "gpu_executor.h"
+#include "halide_glue.h"
+#include "opencl_backend.h"
+#include "opencl_plan.h"
+
+#include "HalideRuntime.h"
+#include "HalideRuntimeOpenCL.h"
+
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+
+namespace {
+
+using deconv::DataFormat;
+using deconv::DType;
+using deconv::Memory;
+using deconv::Op;
+using deconv_test::Buffer;
+using deconv_test::StridedLayout;
+
+#define REQUIRE_OPENCL()                                                                                      \
+    do {                                                                                                      \
+        const std::string why = opencl_problem();                                                             \
+        ASSERT_TRUE(why.empty()) << "this build has DECONV_OPENCL_TESTS=ON but no usable OpenCL device: " << why \
+                                 << "\nInstall pocl-opencl-icd (scripts/setup.sh does), or configure with "    \
+                                    "-DDECONV_OPENCL_TESTS=OFF.";                                              \
+    } while (0)
+
+const std::string &opencl_problem() {
+    static const std::string why = deconv_ocl::opencl_device_problem();
+    return why;
+}
+
+// Phase views start inside the output and the filter, and an OpenCL launch turns such a view into
+// a sub-buffer, whose offset the device must align to CL_DEVICE_MEM_BASE_ADDR_ALIGN: 1024 bits on
+// pocl, the least OpenCL 1.2 allows (the size of a long16). So the device tensors of these tests
+// give every element a slot of 128 bytes: each stride is a multiple of it, and so is each view's
+// offset. The kernels read every buffer through its strides, so this is as valid a layout as a
+// dense one (CUDA, whose views are plain addresses, runs the same offsets on dense tensors).
+constexpr int64_t kViewAlignment = 128;
+
+// `shape` laid out with make_layout's gaps and permuted axes, every stride scaled to whole slots.
+StridedLayout aligned_layout(const std::vector<int64_t> &shape, size_t elem, std::mt19937 &rng) {
+    StridedLayout l = deconv_test::make_layout(shape, rng, rng() % 2 == 0);
+    const int64_t slot = kViewAlignment / static_cast<int64_t>(elem);
+    for (int64_t &s : l.strides) s *= slot;
+    l.span *= slot;
+    return l;
+}
+
+StridedLayout dense_layout(const std::vector<int64_t> &shape) {
+    StridedLayout l;
+    l.strides.assign(shape.size(), 0);
+    int64_t s = 1;
+    for (size_t i = shape.size(); i-- > 0;) {
+        l.strides[i] = s;
+        s *= shape[i];
+    }
+    l.span = s;
+    return l;
+}
+
+// A host buffer's bytes in OpenCL device memory (a Halide OpenCL device handle, the form the GPU
+// executor takes for Memory::CudaDevice views on this backend), freed on scope exit.
+class DeviceCopy {
+public:
+    explicit DeviceCopy(Buffer &host) : dim_(0, static_cast<int32_t>(host.count * static_cast<int64_t>(host.elem())), 1) {
+        buf_.host = static_cast<uint8_t *>(host.data());
+        buf_.type = halide_type_t(halide_type_uint, 8);
+        buf_.dimensions = 1;
+        buf_.dim = &dim_;
+        buf_.set_host_dirty(true);
+        check(halide_copy_to_device(nullptr, &buf_, halide_opencl_device_interface()), "copying to the device");
+    }
+    DeviceCopy(const DeviceCopy &) = delete;
+    DeviceCopy &operator=(const DeviceCopy &) = delete;
+    ~DeviceCopy() { halide_device_free(nullptr, &buf_); }
+    void *handle() const { return reinterpret_cast<void *>(static_cast<uintptr_t>(buf_.device)); }
+    void download() {
+        buf_.set_device_dirty(true);
+        check(halide_copy_to_host(nullptr, &buf_), "copying to the host");
+    }
+
+private:
+    static void check(int rc, const char *what) {
+        if (rc != 0) throw std::runtime_error(std::string(what) + " failed: " + deconv::detail::take_halide_error());
+    }
+    halide_dimension_t dim_;
+    halide_buffer_t buf_{};
+};
+
+// Host: dense host views; HostStrided: host views with gaps and permuted axes (packed on the host
+// by the executor); Device: device views in aligned slots (see kViewAlignment).
+enum class Path { Host, HostStrided, Device };
+const char *path_name(Path p) {
+    return p == Path::Device ? "device views" : p == Path::HostStrided ? "strided host views" : "dense host views";
+}
+
+// Whether every view of the plan starts at its tensor's first element (one phase per axis, from
+// tap 0 and output 0): then host views, whose device copies are dense, need no aligned offsets.
+bool views_start_at_zero(const deconv::Plan::Impl &p) {
+    for (const auto &axis : p.phases)
+        for (const auto &ph : axis)
+            if (ph.out_first != 0 || ph.tap_first != 0) return false;
+    return true;
+}
+
+// Runs `plan` through the GPU executor on OpenCL, with values in the plan's data format, and
+// compares with `ref` (also in that format). Checks that nothing outside the output view changed.
+::testing::AssertionResult run_on_opencl(const deconv_ocl::OpenClPlan &plan, DType t,
+                                         const std::vector<double> &in_values, const std::vector<double> &w_values,
+                                         const deconv_ref::Result &ref, Path path, uint32_t seed) {
+    const deconv::Plan::Impl &p = *plan.impl;
+    const auto &in_shape = p.input_shape, &w_shape = p.filter_shape, &out_shape = p.info.output_shape;
+    std::mt19937 rng(seed);
+    const size_t elem = deconv::dtype_size(t);
+    auto layout = [&](const std::vector<int64_t> &s) {
+        if (path == Path::Device) return aligned_layout(s, elem, rng);
+        if (path == Path::HostStrided) return deconv_test::make_layout(s, rng, rng() % 2 == 0);
+        return dense_layout(s);
+    };
+    const StridedLayout li = layout(in_shape), lw = layout(w_shape), lo = layout(out_shape);
+    Buffer in(t, in_shape, li.span), w(t, w_shape, lw.span), out(t, out_shape, lo.span);
+    deconv_test::fill_strided(in, in_shape, li.strides, in_values);
+    deconv_test::fill_strided(w, w_shape, lw.strides, w_values);
+    out.fill_bytes(0xCD);
+    const auto before = out.payload();
+    const char *name = path_name(path);
+    try {
+        if (path == Path::Device) {
+            DeviceCopy din(in), dw(w), dout(out);
+            deconv::detail::run_gpu(deconv_ocl::opencl_backend(), p, *plan.kernel,
+                                    deconv::ConstTensorView(din.handle(), t, in_shape, li.strides, Memory::CudaDevice),
+                                    deconv::ConstTensorView(dw.handle(), t, w_shape, lw.strides, Memory::CudaDevice),
+                                    deconv::TensorView{dout.handle(), t, out_shape, lo.strides, Memory::CudaDevice},
+                                    li.strides, lw.strides, lo.strides);
+            dout.download();
+        } else {
+            deconv::detail::run_gpu(deconv_ocl::opencl_backend(), p, *plan.kernel,
+                                    deconv::ConstTensorView(in.data(), t, in_shape, li.strides),
+                                    deconv::ConstTensorView(w.data(), t, w_shape, lw.strides),
+                                    deconv::TensorView{out.data(), t, out_shape, lo.strides}, li.strides, lw.strides,
+                                    lo.strides);
+        }
+    } catch (const std::exception &e) {
+        return ::testing::AssertionFailure() << name << ": " << e.what();
+    }
+    if (!out.guards_intact()) return ::testing::AssertionFailure() << name << ": wrote outside the buffer";
+    const auto read = deconv_test::read_strided(out, out_shape, lo, before);
+    if (read.gap >= 0)
+        return ::testing::AssertionFailure() << name << ": wrote into a gap of the output view at element " << read.gap;
+    auto r = deconv_test::compare_to_reference(t, read.values, ref);
+    if (!r) return ::testing::AssertionFailure() << name << ": " << r.message();
+    return r;
+}
+
+// One problem (NCX shapes and values, its reference result in NCX) in both data formats, on
+// device views, and on host views (dense or strided by `index`) where the plan's views start at
+// zero; returns the failures,
+// reporting the first few.
+int check_both_formats(Op op, DType t, const std::vector<int64_t> &in_shape_ncx, const std::vector<int64_t> &w_shape,
+                       deconv::Attributes attrs, const std::optional<std::vector<int64_t>> &output_shape,
+                       const std::vector<double> &x, const std::vector<double> &w, const deconv_ref::Result &ref_ncx,
+                       int index, const std::string &what, int already_failed) {
+    int failed = 0;
+    for (DataFormat f : {DataFormat::NCX, DataFormat::NXC}) {
+        attrs.data_format = f;
+        const auto in_shape = deconv_test::shape_in(f, in_shape_ncx);
+        const auto xin = f == DataFormat::NXC ? deconv_test::ncx_to_nxc(x, in_shape_ncx) : x;
+        const auto ref = deconv_test::result_in(f, ref_ncx);
+        std::string error;
+        try {
+            const auto plan = deconv_ocl::make_opencl_plan(op, t, in_shape, w_shape, attrs, output_shape);
+            auto r = run_on_opencl(plan, t, xin, w, ref, Path::Device, static_cast<uint32_t>(index));
+            if (r && views_start_at_zero(*plan.impl))
+                r = run_on_opencl(plan, t, xin, w, ref, index % 2 ? Path::HostStrided : Path::Host,
+                                  static_cast<uint32_t>(index));
+            if (!r) error = r.message();
+        } catch (const deconv::Error &e) {
+            error = e.what();
+        }
+        if (!error.empty() && already_failed + ++failed <= 10)
+            ADD_FAILURE() << "case #" << index << " " << what << " " << deconv::data_format_name(f) << ": " << error;
+    }
+    return failed;
+}
+
+// The (dtype, rank) pairs of the OpenCL test matrix (DECONV_OPENCL_TEST_KERNELS).
+struct Shard {
+    DType dtype;
+    int rank;
+};
+std::ostream &operator<<(std::ostream &os, const Shard &s) { return os << deconv::dtype_name(s.dtype) << " rank " << s.rank; }
+std::vector<Shard> shards() {
+    std::vector<Shard> v;
+    std::stringstream list(DECONV_OPENCL_SHARDS);
+    std::string item;
+    while (std::getline(list, item, ',')) {
+        const size_t colon = item.find(':');
+        const auto t = deconv_test::dtype_from_str(item.substr(0, colon));
+        if (!t || colon == std::string::npos) throw std::runtime_error("bad DECONV_OPENCL_SHARDS entry '" + item + "'");
+        v.push_back({*t, std::stoi(item.substr(colon + 1))});
+    }
+    return v;
+}
+std::string shard_name(const ::testing::TestParamInfo<Shard> &i) {
+    return std::string(deconv::dtype_name(i.param.dtype)) + "_rank" + std::to_string(i.param.rank);
+}
+
+TEST(OpenClDevice, IsUsable) { REQUIRE_OPENCL(); }
+
+class OpenClBackprop : public ::testing::TestWithParam<Shard> {};
+
+// The backprop sweep's problems (the CPU suites' make_case), each in NCX and NXC.
+TEST_P(OpenClBackprop, MatchesReference) {
+    REQUIRE_OPENCL();
+    const DType t = GetParam().dtype;
+    const int rank = GetParam().rank;
+    int failed = 0, zero_phase_cases = 0;
+    for (int i = 0; i < 40; i++) {
+        const deconv_test::GenCase c = deconv_test::make_case(t, rank, i);
+        for (int s = 0; s < static_cast<int>(c.p.strides.size()); s++)
+            if (c.p.strides[s] > c.p.filter_shape[c.p.filter_shape.size() - rank + s]) {
+                zero_phase_cases++;
+                break;
+            }
+        const deconv_ref::Result ref_ncx = deconv_ref::compute(c.p, c.input, c.filter);
+        failed += check_both_formats(deconv_test::lib_op(c.p), t, c.p.input_shape, c.p.filter_shape,
+                                     deconv_test::to_lib_attrs(c.p), c.p.output_shape, c.input, c.filter, ref_ncx, i,
+                                     deconv_test::describe(c), failed);
+    }
+    EXPECT_EQ(failed, 0);
+    EXPECT_GT(zero_phase_cases, 0) << "no case had a stride above its kernel (phases without taps)";
+}
+
+INSTANTIATE_TEST_SUITE_P(Shards, OpenClBackprop, ::testing::ValuesIn(shards()), shard_name);
+
+// Full register tiles and the guarded tails of both thread axes: 37 output channels per group
+// (tiles of 4 in blocks of 4 along the tile axis, 32 threads along channels for NXC) and rows of
+// 70 (blocks of 32 threads); stride 3 with kernel 2, so one phase in three has no tap.
+TEST(OpenClBackpropWide, TilesAndTails) {
+    REQUIRE_OPENCL();
+    for (const Shard &s : shards()) {
+        if (s.rank != 2) continue;
+        deconv::Attributes a;
+        a.strides = {3, 3};
+        a.pads_begin = {0, 0};
+        a.pads_end = {0, 1};
+        const deconv_ref::Problem p = deconv_test::ref_problem(true, {2, 2 * 5, 4, 24}, {2, 5, 37, 2, 2}, a);
+        std::mt19937 rng(3);
+        const auto x = deconv_test::random_values(s.dtype, deconv_ref::product(p.input_shape), rng);
+        const auto w = deconv_test::random_values(s.dtype, deconv_ref::product(p.filter_shape), rng);
+        const auto ref_ncx = deconv_ref::compute(p, x, w);
+        EXPECT_EQ(check_both_formats(Op::GroupConvolutionBackpropData, s.dtype, p.input_shape, p.filter_shape,
+                                     deconv_test::to_lib_attrs(p), std::nullopt, x, w, ref_ncx, 11,
+                                     deconv_ref::describe(p), 0),
+                  0)
+            << s;
+    }
+}
+
+class OpenClForward : public ::testing::TestWithParam<Shard> {};
+
+// GroupConvolution-1: the forward sweep's problems (strides, dilations, pads, every auto_pad), each
+// in NCX and NXC, on device and host views.
+TEST_P(OpenClForward, MatchesReference) {
+    REQUIRE_OPENCL();
+    const DType t = GetParam().dtype;
+    const int rank = GetParam().rank;
+    const deconv_test::CaseSpec spec{deconv_test::CaseOp::Forward, deconv_test::CaseFormat::NCX, false, 0x0C1F0Dull};
+    int failed = 0;
+    for (int i = 0; i < 30; i++) {
+        const deconv_test::GenCase c = deconv_test::make_case(spec, t, rank, i);
+        const auto ref_ncx = deconv_ref::compute_forward(c.fp, c.input, c.filter);
+        failed += check_both_formats(Op::GroupConvolution, t, c.fp.input_shape, c.fp.filter_shape,
+                                     deconv_test::to_lib_attrs(c.fp), std::nullopt, c.input, c.filter, ref_ncx, i,
+                                     deconv_test::describe(c), failed);
+    }
+    EXPECT_EQ(failed, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shards, OpenClForward, ::testing::ValuesIn(shards()), shard_name);
+
+// Host views through the executor's dense device copies on a layer whose views start at zero
+// (stride 1, dilation 2): upload, dense device output, download; strided host views are packed on
+// the host first.
+TEST(OpenClHostViews, DenseAndStrided) {
+    REQUIRE_OPENCL();
+    const Shard s = shards().front();
+    deconv::Attributes a;
+    a.strides.assign(s.rank, 1);
+    a.dilations.assign(s.rank, 2);
+    a.pads_begin.assign(s.rank, 1);
+    a.pads_end.assign(s.rank, 0);
+    std::vector<int64_t> in_shape = {2, 6}, w_shape = {2, 3, 5};
+    for (int i = 0; i < s.rank; i++) {
+        in_shape.push_back(9 + 4 * i);
+        w_shape.push_back(3);
+    }
+    const deconv_ref::Problem p = deconv_test::ref_problem(true, in_shape, w_shape, a);
+    std::mt19937 rng(5);
+    const auto x = deconv_test::random_values(s.dtype, deconv_ref::product(p.input_shape), rng);
+    const auto w = deconv_test::random_values(s.dtype, deconv_ref::product(p.filter_shape), rng);
+    const auto ref = deconv_ref::compute(p, x, w);
+    const auto plan = deconv_ocl::make_opencl_plan(Op::GroupConvolutionBackpropData, s.dtype, in_shape, w_shape, a,
+                                                   std::nullopt);
+    ASSERT_TRUE(views_start_at_zero(*plan.impl));
+    EXPECT_TRUE(run_on_opencl(plan, s.dtype, x, w, ref, Path::Host, 1));
+    EXPECT_TRUE(run_on_opencl(plan, s.dtype, x, w, ref, Path::HostStrided, 2));
+}
+
+}  // namespace
