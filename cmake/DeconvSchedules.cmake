@@ -6,11 +6,33 @@
 #   -DDECONV_SCHEDULES_ONLY=ON        and build the kernel matrix only for the dtypes and ranks of
 #                                     the database's layers: a library specialised to a model
 #
-# deconv_schedule_variants(<out-var>) returns the variants as "rank;dtype;q_tile;vectors" items
-# joined by "|".
+#   -DDECONV_KERNEL_CANDIDATES=all    also AOT-compile candidate register tiles of the
+#                                     channel-vectorized kernels for every rank and dtype of the
+#                                     matrix, for `deconv tune` to search (a tuning build: trim it
+#                                     with DECONV_DTYPES / DECONV_RANKS); or a list such as
+#                                     "q6v0;q3v3" (q_tile, vectors; 0 = the target's default)
+#
+# The variants reach generators/CMakeLists.txt as "rank,dtype,q_tile,vectors" items (rank and
+# dtype "*" for every one of the matrix) in the global property DECONV_SCHEDULE_VARIANTS.
+set(DECONV_KERNEL_CANDIDATES "" CACHE STRING
+    "Candidate register tiles to build for deconv tune: 'all', or a list of qNvM (N positions, M vectors)")
 set(DECONV_SCHEDULES "" CACHE FILEPATH "Schedule database to build into the library (deconv tune --out)")
 option(DECONV_SCHEDULES_ONLY "Build kernels only for the dtypes and ranks of DECONV_SCHEDULES's layers" OFF)
 
+# Fails the configuration unless (q_tile, vectors) is a tile the channels-last schedule can take as
+# a variant: it has branches of 4 positions and of 1 vector of its own, and a variant with either
+# would repeat one, which Halide refuses (generators/schedules/cpu_channels_last_schedule.h). 0
+# keeps the target's default. `what` names the source in the message.
+function(deconv_check_tile_variant what q v)
+  if(q EQUAL 4 OR q LESS 0 OR q GREATER 16 OR (q GREATER 0 AND q LESS 3))
+    message(FATAL_ERROR "deconv: ${what} pins kernel_q_tile ${q}: use 3 or 5 to 16")
+  endif()
+  if(v EQUAL 1 OR v LESS 0 OR v GREATER 8)
+    message(FATAL_ERROR "deconv: ${what} pins kernel_vectors ${v}: use 2 to 8")
+  endif()
+endfunction()
+
+set(_deconv_db_variants "")
 if(DECONV_SCHEDULES)
   if(NOT EXISTS "${DECONV_SCHEDULES}")
     message(FATAL_ERROR "deconv: DECONV_SCHEDULES names '${DECONV_SCHEDULES}', which does not exist")
@@ -24,7 +46,6 @@ if(DECONV_SCHEDULES)
                         "database (format '${_deconv_db_format}', version '${_deconv_db_version}')")
   endif()
   string(JSON _deconv_db_n LENGTH "${_deconv_db}" entries)
-  set(_deconv_db_variants "")
   set(_deconv_db_dtypes "")
   set(_deconv_db_ranks "")
   if(_deconv_db_n GREATER 0)
@@ -43,15 +64,7 @@ if(DECONV_SCHEDULES)
         set(_v 0)
       endif()
       if(NOT _q EQUAL 0 OR NOT _v EQUAL 0)
-        # The channels-last schedule has branches of 4 positions and of 1 vector of its own: a
-        # variant with either would repeat one, which Halide refuses (generators/schedules/
-        # cpu_channels_last_schedule.h). 0 keeps the target's default.
-        if(_q EQUAL 4 OR _q LESS 0 OR _q GREATER 16 OR (_q GREATER 0 AND _q LESS 3))
-          message(FATAL_ERROR "deconv: DECONV_SCHEDULES entry ${i} pins kernel_q_tile ${_q}: use 3 or 5 to 16")
-        endif()
-        if(_v EQUAL 1 OR _v LESS 0 OR _v GREATER 8)
-          message(FATAL_ERROR "deconv: DECONV_SCHEDULES entry ${i} pins kernel_vectors ${_v}: use 2 to 8")
-        endif()
+        deconv_check_tile_variant("DECONV_SCHEDULES entry ${i}" ${_q} ${_v})
         list(APPEND _deconv_db_variants "${_rank},${_dtype},${_q},${_v}")
       endif()
     endforeach()
@@ -69,7 +82,34 @@ if(DECONV_SCHEDULES)
     message(STATUS "deconv: kernel matrix of ${DECONV_SCHEDULES}: dtypes ${DECONV_DTYPES}, ranks ${DECONV_RANKS}")
   endif()
   message(STATUS "deconv: tuned kernel variants (rank,dtype,q_tile,vectors): ${_deconv_db_variants}")
-  set_property(GLOBAL PROPERTY DECONV_SCHEDULE_VARIANTS "${_deconv_db_variants}")
 elseif(DECONV_SCHEDULES_ONLY)
   message(FATAL_ERROR "deconv: DECONV_SCHEDULES_ONLY needs -DDECONV_SCHEDULES=DB.json")
 endif()
+
+# Candidate tiles: "all" is every tile of 2-4 vectors and 3-8 positions (those past the register
+# file spill, which the tuner then measures and passes over), each knob also alone.
+if(DECONV_KERNEL_CANDIDATES STREQUAL "all")
+  set(_candidates "")
+  foreach(q 0 3 5 6 7 8)
+    foreach(v 0 2 3 4)
+      if(NOT (q EQUAL 0 AND v EQUAL 0))
+        list(APPEND _candidates "q${q}v${v}")
+      endif()
+    endforeach()
+  endforeach()
+else()
+  set(_candidates ${DECONV_KERNEL_CANDIDATES})
+endif()
+foreach(c IN LISTS _candidates)
+  if(NOT c MATCHES "^q([0-9]+)v([0-9]+)$" OR c STREQUAL "q0v0")
+    message(FATAL_ERROR "deconv: DECONV_KERNEL_CANDIDATES names '${c}': use 'all' or items qNvM "
+                        "(N positions, M vectors, 0 = the target's default, not both 0)")
+  endif()
+  deconv_check_tile_variant("DECONV_KERNEL_CANDIDATES item ${c}" ${CMAKE_MATCH_1} ${CMAKE_MATCH_2})
+  list(APPEND _deconv_db_variants "*,*,${CMAKE_MATCH_1},${CMAKE_MATCH_2}")
+endforeach()
+if(_candidates)
+  list(LENGTH _candidates _n)
+  message(STATUS "deconv: ${_n} candidate register tiles for deconv tune: ${_candidates}")
+endif()
+set_property(GLOBAL PROPERTY DECONV_SCHEDULE_VARIANTS "${_deconv_db_variants}")

@@ -8,6 +8,7 @@
 #include "conv_stages.h"
 #include "data_layout.h"
 #include "schedules/cpu_channels_last_schedule.h"
+#include "schedules/cpu_groups_schedule.h"
 #include "schedules/cpu_schedule.h"
 #include "schedules/gpu_schedule.h"
 #include "schedules/schedule_params.h"
@@ -53,7 +54,8 @@ public:
     Halide::GeneratorParam<std::string> layout{"layout", "ncx"};
     // What the register tile vectorizes: "positions" (channels-first data only) or "channels"
     // (output channels; the channels-last schedule). "auto": channels under NXC, positions under
-    // NCX.
+    // NCX. "groups": the groups (channels-last depthwise kernels, one input and one output
+    // channel per group; cpu_groups_schedule.h).
     Halide::GeneratorParam<std::string> vectorize{"vectorize", "auto"};
     // bf16 on channels-last schedules: the filter holds input channels in pairs and each pair is
     // reduced by one dot-product instruction (vdpbf16ps; the x86 targets with AVX512-BF16,
@@ -83,16 +85,23 @@ protected:
     bool channel_major() const {
         const std::string v = vectorize;
         if (v == "auto") return data_layout() == Layout::NXC;
-        if (v != "channels" && v != "positions") {
-            std::cerr << "deconv generator: vectorize must be auto, positions or channels, not '" << v << "'\n";
+        if (v != "channels" && v != "positions" && v != "groups") {
+            std::cerr << "deconv generator: vectorize must be auto, positions, channels or groups, not '" << v << "'\n";
             std::exit(1);
         }
+        if (v == "groups" && (data_layout() != Layout::NXC || this->get_target().has_gpu_feature())) {
+            std::cerr << "deconv generator: vectorize=groups needs layout=nxc on a CPU target\n";
+            std::exit(1);
+        }
+        if (v == "groups") return true;  // the channel-major filter: [co, ci, g, k..]
         if (v == "positions" && data_layout() == Layout::NXC) {
             std::cerr << "deconv generator: channels-last data vectorizes channels (vectorize=positions given)\n";
             std::exit(1);
         }
         return v == "channels";
     }
+
+    bool groups_vectorized() const { return std::string(vectorize) == "groups" && channel_major(); }
 
     void add_buffers() {
         const int d = rank;
@@ -142,6 +151,17 @@ protected:
             if (!p.channel_major) filter->dim(0).set_stride(Expr());
             if (data_layout() == Layout::NCX) output->dim(0).set_stride(Expr());
         }
+        if (groups_vectorized()) {
+            // One channel per group: the groups are dense in every buffer (NXC [c, g, ..], filter
+            // [co, ci, g, ..]).
+            input->dim(0).set_extent(1);
+            input->dim(1).set_stride(1);
+            output->dim(0).set_extent(1);
+            output->dim(1).set_stride(1);
+            filter->dim(0).set_extent(1);
+            filter->dim(1).set_extent(1);
+            filter->dim(2).set_stride(1);
+        }
 
         ScheduleParams sp;
         sp.vectors = vectors;
@@ -152,6 +172,8 @@ protected:
         sp.threads_y = threads_y;
         if (t.has_gpu_feature()) {
             schedule_gpu(s, *output, sp);
+        } else if (groups_vectorized()) {
+            schedule_cpu_groups(s, *output, t, accumulator_type(storage()), sp);
         } else if (p.channel_major) {
             schedule_cpu_channels_last(s, *output, t, accumulator_type(storage()), sp, variants);
         } else {

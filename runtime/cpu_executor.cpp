@@ -57,6 +57,9 @@ constexpr int64_t kSliceOutputBytes = 512 * 1024;
 // transpose read it back from there (vnet_up_3x3x3: 14 MB each way, 15% of its samples in the
 // transpose). The input is transposed whole first (the slabs' input rows overlap). Under the
 // same filter bound as the other slices (centernet_up3's 4 MiB would stream from L3 per slab).
+// Channels-last layers of few channels on the channels-first kernels (the channels-first twin:
+// centernet_dla_dw_nxc) run so too, slabs of rows of every channel; whole, their NCX result made
+// a round trip through memory before its transpose.
 // DECONV_ROW_SLABS=0 turns them off, =N makes them N rows each (for measuring and testing).
 
 // How a layer runs in slices: `tasks` == 0, whole; else `tasks` slices over `units`, (image,
@@ -74,7 +77,9 @@ Slicing slicing(const Plan::Impl &p, bool copies_input, bool dense_output, size_
     if (p.policy.group_slices == 0 || g.forward || (int64_t)filter_bytes > kSliceMaxFilterBytes) return {};
     const int64_t threads = pool_threads();
     if (threads < 2) return {};
-    if (g.data_format == DataFormat::NXC) {
+    // Layers whose caller's output is the other layout (a layout twin's) run in slices of images
+    // or slabs of rows, each transposed out while in cache; NXC layers run so only then.
+    if (g.data_format == DataFormat::NXC || dense_output) {
         if (!dense_output) return {};
         int64_t image_bytes = (int64_t)elem * g.groups * g.c_out;
         for (int64_t y : p.out_spatial) image_bytes *= y;
@@ -178,7 +183,7 @@ void call_phase_kernel(const Plan::Impl &p, const KernelEntry *kernel, const Fil
 }  // namespace
 
 int64_t channels_last_row_tile(const Plan::Impl &p) {
-    if (!p.channel_major || p.policy.exact_row_tiles == Toggle::Off) return 0;
+    if (!p.channel_major || p.groups || p.policy.exact_row_tiles == Toggle::Off) return 0;
     return p.tiles.row_positions;
 }
 
@@ -317,6 +322,7 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
         struct RowSlab {
             int64_t y0, y1;
             uint8_t *data;
+            int64_t channel_stride;  // NXC: 1; NCX: the slab's rows times a row's elements
         };
         auto run_phases = [&](int64_t n0, int64_t nn, int64_t g0, int64_t gn, const RowSlab *slab = nullptr) {
             halide_dimension_t in_dims[6], w_dims[6], out_dims[6];
@@ -327,8 +333,11 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
             in_dims[dd(rank + 2)].extent = out_dims[dd(rank + 2)].extent = (int32_t)nn;
             const uint8_t *in_base =
                 (const uint8_t *)in_data + (n0 * in_nc[0] + g0 * geo.c_in * in_nc[1]) * (int64_t)elem;
-            const int64_t out_shift = (slab ? 0 : n0 * out_nc[0]) + g0 * geo.c_out * out_nc[1];
+            const int64_t out_c_stride = slab ? slab->channel_stride : out_nc[1];
+            const int64_t out_shift = (slab ? 0 : n0 * out_nc[0]) + g0 * geo.c_out * out_c_stride;
             uint8_t *const out_root = slab ? slab->data : out_data;
+            out_dims[dd(rank)].stride = (int32_t)out_c_stride;
+            out_dims[dd(rank + 1)].stride = (int32_t)(geo.c_out * out_c_stride);
             const int64_t w_shift = g0 * packed.g, iw_shift = g0 * iw.g;
             std::vector<size_t> counts(rank);
             for (int i = 0; i < rank; i++) counts[i] = entries(i);
@@ -473,36 +482,44 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                     }
                 } else {
                     call_phase_kernel_rows(p, row_tile, dd(0), kernel, packed, steps, rank, in_base, w_off + w_shift,
-                                           out_base, out_nc[1], in_dims, w_dims, out_dims);
+                                           out_base, out_c_stride, in_dims, w_dims, out_dims);
                 }
             });
         };
         if (slices.tasks == 0) {
             run_phases(0, geo.n, 0, geo.groups);
         } else if (slices.slab_rows > 0) {
-            // NXC: whole input already copied; (image, slab) units, each slab computed into a buffer
-            // of the task's own and transposed out at once.
+            // Whole input already copied; (image, slab) units, each slab computed into a buffer of
+            // the task's own, as those rows of the dense output (NCX: of every channel), and
+            // transposed out at once.
             const int64_t rows = p.out_spatial[0], slabs = (rows + slices.slab_rows - 1) / slices.slab_rows;
+            const size_t row_axis = first_spatial;
+            const int64_t row_elems = out_st[row_axis];  // NXC: with the channels
+            const int64_t channels = fmt == DataFormat::NXC ? 1 : geo.groups * geo.c_out;
             run_slices(slices.tasks, slices.units, [&](int64_t begin, int64_t count) {
-                BufferPool::Lease buf = p.slab_pool.take((size_t)(slices.slab_rows * out_st[1]) * elem);
+                BufferPool::Lease buf = p.slab_pool.take((size_t)(slices.slab_rows * row_elems * channels) * elem);
                 for (int64_t u = begin; u < begin + count; u++) {
                     const int64_t n = u / slabs, y0 = u % slabs * slices.slab_rows;
-                    const RowSlab slab{y0, std::min(rows, y0 + slices.slab_rows), buf.data()};
+                    const int64_t slab_rows = std::min(rows, y0 + slices.slab_rows) - y0;
+                    const RowSlab slab{y0, y0 + slab_rows, buf.data(),
+                                       fmt == DataFormat::NXC ? out_nc[1] : slab_rows * row_elems};
                     run_phases(n, 1, 0, geo.groups, &slab);
-                    std::vector<int64_t> part = p.info.output_shape;
+                    std::vector<int64_t> part = p.info.output_shape, slab_st = out_st;
                     part[0] = 1;
-                    part[1] = slab.y1 - y0;
-                    copy_tensor(buf.data(), out_st,
-                                        (uint8_t *)output.data + (n * caller_out_st[0] + y0 * caller_out_st[1]) * (int64_t)elem,
-                                        caller_out_st, part, elem);
+                    part[row_axis] = slab_rows;
+                    if (fmt == DataFormat::NCX) slab_st[1] = slab.channel_stride;
+                    copy_tensor(buf.data(), slab_st,
+                                (uint8_t *)output.data + (n * caller_out_st[0] + y0 * caller_out_st[row_axis]) * (int64_t)elem,
+                                caller_out_st, part, elem);
                 }
             });
         } else if (slices.images) {
             run_slices(slices.tasks, slices.units, [&](int64_t n0, int64_t nn) {
-                // NXC: images [n0, n0 + nn) in, computed, and out.
+                // Images [n0, n0 + nn) in, computed, and out (NCX: their channel rows in).
                 if (bordered_copy) {
+                    const int64_t rows_per_image = fmt == DataFormat::NXC ? 1 : geo.groups * geo.c_in;
                     copy_bordered(*bordered_copy, (const uint8_t *)input.data, caller_in_st, p.input_shape,
-                                          first_spatial, elem, n0, nn);
+                                  first_spatial, elem, n0 * rows_per_image, nn * rows_per_image);
                 }
                 run_phases(n0, nn, 0, geo.groups);
                 if (dense_output) {

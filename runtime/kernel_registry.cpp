@@ -12,7 +12,7 @@ namespace detail {
 bool KernelKey::operator==(const KernelKey &o) const {
     return family == o.family && rank == o.rank && dtype == o.dtype && device == o.device && layout == o.layout &&
            channels == o.channels && bounded == o.bounded && x_stride == o.x_stride && blocked == o.blocked &&
-           short_phase0 == o.short_phase0 && ci_pairs == o.ci_pairs;
+           short_phase0 == o.short_phase0 && ci_pairs == o.ci_pairs && groups == o.groups;
 }
 
 KernelEntry parse_kernel_row(const KernelTableRow &row) {
@@ -56,7 +56,9 @@ KernelEntry parse_kernel_row(const KernelTableRow &row) {
         else fail("unknown parameter '" + k + "'");
     }
     // The generators' rule for vectorize=auto (generators/kernel_generator.h): channels under NXC.
-    e.key.channels = vectorize == "channels" || (vectorize == "auto" && e.key.layout == DataFormat::NXC);
+    // Group-vectorized kernels read the channel-major filter packing too.
+    e.key.groups = vectorize == "groups";
+    e.key.channels = vectorize == "channels" || e.key.groups || (vectorize == "auto" && e.key.layout == DataFormat::NXC);
     return e;
 }
 

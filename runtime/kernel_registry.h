@@ -43,6 +43,7 @@ struct KernelKey {
     bool blocked = false;    // interleaved: the blocked variant (`blocked`)
     bool short_phase0 = false;  // interleaved: phase 0 one tap short (`short_phase=0`)
     bool ci_pairs = false;   // bf16 input-channel pairs (`ci_pairs`)
+    bool groups = false;     // vectorizes groups: channels-last depthwise (`vectorize=groups`)
 
     bool operator==(const KernelKey &o) const;
 };

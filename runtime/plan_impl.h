@@ -45,6 +45,8 @@ struct Plan::Impl {
     // bf16 channels-last kernels that reduce input channel pairs with vdpbf16ps: the packed
     // filter holds each pair's two weights of an output channel adjacent (pack_filter).
     bool ci_pairs = false;
+    // Channels-last depthwise layers on the group-vectorized kernels (KernelKey::groups).
+    bool groups = false;
     // Backprop layers whose input is small enough (channel-vectorized ones, and position-
     // vectorized ones with few output channels) run every phase on the interior kernel over a
     // zero-bordered copy of the input (bordered_input.h): the bounded kernels' clamped reads

@@ -19,8 +19,9 @@ enum class Toggle : int8_t { Auto, Off, On };
 struct Policy {
     // Channels-first backprop layers: the position-vectorized or channel-vectorized kernels on
     // the caller's layout, or the channels-last kernels on transposed copies. Channels-last
-    // backprop layers: their own kernels, or the channels-first ones on transposed copies.
-    enum class Route : int8_t { Auto, Positions, Channels, ChannelsLast, ChannelsFirst };
+    // backprop layers: their own kernels, or the channels-first ones on transposed copies, or
+    // (depthwise) the group-vectorized kernels.
+    enum class Route : int8_t { Auto, Positions, Channels, ChannelsLast, ChannelsFirst, Groups };
     // Position-vectorized layers of stride 2 or 8 innermost: every phase of that axis per call.
     enum class Interleave : int8_t { Auto, Off, Plain, Blocked };
 

@@ -2,6 +2,7 @@
 // checked against the untuned plan and timed interleaved with the incumbent.
 #include "deconv/tuning.h"
 
+#include "kernel_registry.h"
 #include "policy.h"
 #include "schedule_database.h"
 
@@ -209,13 +210,14 @@ public:
         Candidate best = *default_;
         const std::vector<std::string> knobs = detail::policy_knobs();
         for (size_t k = 0; k < knobs.size() && !out_of_time(); k++) {
+            if (knobs[k] == "kernel_vectors") continue;  // searched with kernel_q_tile
             if (options_.progress) options_.progress(seconds_since(start_) / options_.max_seconds, knobs[k]);
             std::vector<Candidate> trial;
             const detail::Policy current = detail::parse_policy(best.schedule, "tuner");
-            for (const std::string &v : detail::policy_knob_values(knobs[k])) {
+            for (const auto &values : knob_values(knobs[k])) {
                 if (out_of_time()) break;
                 detail::Policy p = current;
-                detail::set_policy_knob(p, knobs[k], v);
+                for (const auto &[knob, v] : values) detail::set_policy_knob(p, knob, v);
                 if (p == current) continue;
                 if (auto c = candidate(detail::format_policy(p))) trial.push_back(std::move(*c));
             }
@@ -259,6 +261,34 @@ public:
     }
 
 private:
+    using KnobValues = std::vector<std::pair<std::string, std::string>>;
+
+    // The settings one step of the search tries for `knob`: each of its values, except the
+    // register tiles, which are tried as (kernel_q_tile, kernel_vectors) pairs, those this build
+    // holds for the layer's rank (DECONV_KERNEL_CANDIDATES, DECONV_SCHEDULES): the best q_tile of
+    // the default vectors need not be the best of another.
+    std::vector<KnobValues> knob_values(const std::string &knob) const {
+        std::vector<KnobValues> out;
+        if (knob != "kernel_q_tile") {
+            for (const std::string &v : detail::policy_knob_values(knob)) out.push_back({{knob, v}});
+            return out;
+        }
+        // f16 layers run the f32 kernels where the CPU converts (F16C), their own elsewhere.
+        const DType kernel_dtype = dtype_ == DType::f16 ? DType::f32 : dtype_;
+        std::vector<std::pair<int, int>> tiles = {{0, 0}};
+        for (const detail::KernelEntry &e : detail::kernels()) {
+            const detail::ScheduleKnobs &k = e.knobs;
+            if (e.key.device != Device::CPU || e.key.rank != (int)in_.size() - 2 || !e.key.channels ||
+                (e.key.dtype != dtype_ && e.key.dtype != kernel_dtype) || (k.q_tile == 0 && k.vectors == 0))
+                continue;
+            if (std::find(tiles.begin(), tiles.end(), std::make_pair(k.q_tile, k.vectors)) == tiles.end())
+                tiles.emplace_back(k.q_tile, k.vectors);
+        }
+        const auto text = [](int v) { return v == 0 ? std::string("auto") : std::to_string(v); };
+        for (const auto &[q, v] : tiles) out.push_back({{"kernel_q_tile", text(q)}, {"kernel_vectors", text(v)}});
+        return out;
+    }
+
     // The layer's plan with `schedule` pinned, the databases ignored ("": the untuned plan).
     Plan make_plan(const std::string &schedule) const {
         ExecOptions e;

@@ -20,6 +20,12 @@ constexpr int channels_last_vectors(bool many) { return many ? 4 : 2; }
 constexpr int channels_last_q_tile(bool many) { return many ? 6 : 5; }
 constexpr int kChannelsLastShortTile = 4;
 
+// Group-vectorized schedule of channels-last depthwise layers, cpu_groups_schedule.h: `vectors`
+// group vectors x `q_tile` output positions (4 x 4 = 16 accumulators of 32, 2 x 4 of 16: each
+// multiply-add also loads its input vector).
+constexpr int groups_vectors(bool many) { return many ? 4 : 2; }
+constexpr int groups_q_tile() { return 4; }
+
 // Position-vectorized (channels-first) schedule, cpu_schedule.h: `vectors` position vectors x
 // `co_tile` output channels.
 constexpr int positions_vectors() { return 2; }

@@ -208,6 +208,54 @@ TEST(LayoutWide, EveryChannelWidthAndRowLength) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
+// Channels-last depthwise layers (one input and one output channel per group) run the
+// group-vectorized kernels: group counts on every side of their tiles (4-lane, one vector, the
+// full tile of several vectors, and scalar under four; lanes are 4 to 16), rows narrower and
+// wider than the position tile, strides 1-3 with the phases' interior and bounded kernels, batch
+// 1-2, every built dtype and rank. The first case of each dtype also checks the plan names the
+// group kernel, so a routing change cannot leave them untested.
+TEST(LayoutWide, DepthwiseEveryGroupTile) {
+    int ran = 0, failed = 0, i = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t)) continue;
+        bool routed = false;
+        for (int64_t groups : {1, 3, 4, 5, 8, 13, 16, 21, 33, 64, 70})
+            for (int64_t x : {1, 3, 4, 7, 17}) {
+                const int rank = 1 + (i % 3);
+                const uint64_t seed = deconv_test::sweep_seed(t, rank, 7000 + i);
+                const int64_t s = 1 + i % 3, k = 1 + (i / 3) % 4;
+                i++;
+                if (!deconv_test::rank_built(rank)) continue;
+                deconv_ref::Problem p;
+                p.grouped = true;
+                p.input_shape = {i % 5 == 0 ? 2 : 1, groups};
+                p.filter_shape = {groups, 1, 1};
+                for (int a = 0; a < rank; a++) {
+                    const bool inner = a == rank - 1;
+                    p.input_shape.push_back(inner ? x : 2);
+                    p.filter_shape.push_back(inner ? k : 2);
+                    p.strides.push_back(inner ? s : 2);
+                    p.pads_begin.push_back(inner ? std::min<int64_t>(1, k - 1) : 0);
+                    p.pads_end.push_back(0);
+                }
+                if (!routed && groups >= 16) {
+                    const deconv_ref::Problem r = p;
+                    deconv::Attributes a = nxc_attrs(r);
+                    const deconv::Plan plan = deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, t,
+                                                                   nxc_shape(r.input_shape), r.filter_shape, a);
+                    // (Unless the environment pins a route: the unbordered_* runs.)
+                    const std::string how = plan.describe();
+                    if (how.find("route=") == std::string::npos)
+                        EXPECT_NE(how.find("_nxc_groups"), std::string::npos) << how;
+                    routed = true;
+                }
+                check_random_case(t, seed, i % 3, p, ran, failed);
+            }
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
 // ---------------------------------------------------------------- strided NXC views
 
 // A channels-last tensor whose channels are a slice [c0, c0 + C) of a wider one (as after a

@@ -52,7 +52,7 @@ TEST(Policy, OverlayKeepsPinsOfBoth) {
 TEST(Policy, RefusesWhatIsNoKnobOrValue) {
     EXPECT_EQ(error_of("route=diagonal"),
               "test: schedule knob route does not take the value 'diagonal' (values: auto, positions, channels, "
-              "channels_last, channels_first)");
+              "channels_last, channels_first, groups)");
     EXPECT_EQ(error_of("speed=max").rfind("test: unknown schedule knob 'speed' (known: route, interleave", 0), 0u)
         << error_of("speed=max");
     EXPECT_EQ(error_of("serial"), "test: 'serial' is not knob=value");
@@ -83,7 +83,7 @@ TEST(Policy, ExecOptionsScheduleIsChecked) {
     } catch (const deconv::Error &err) {
         EXPECT_EQ(std::string(err.what()),
                   "ExecOptions::schedule: schedule knob route does not take the value 'sideways' (values: auto, "
-                  "positions, channels, channels_last, channels_first)");
+                  "positions, channels, channels_last, channels_first, groups)");
     }
 }
 

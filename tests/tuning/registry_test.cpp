@@ -36,6 +36,7 @@ TEST(KernelRegistry, EveryKernelHasADistinctKey) {
             EXPECT_EQ(k.key.blocked, name.find("blocked") != std::string::npos) << name;
         }
         EXPECT_EQ(k.key.ci_pairs, name.find("pairs") != std::string::npos) << name;
+        EXPECT_EQ(k.key.groups, name.find("groups") != std::string::npos) << name;
         if (k.key.ci_pairs) EXPECT_EQ(k.knobs.q_tile, 5) << name << ": the pair kernels' q_tile PARAM";
     }
 }

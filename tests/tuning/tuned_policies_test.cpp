@@ -152,14 +152,17 @@ TEST(TunedPolicies, PinsChangeThePlan) {
     ASSERT_TRUE(check_with(g, "route=positions interleave=off bordered_input=off", &how));
     EXPECT_EQ(how.find("interleaved"), std::string::npos) << how;
     EXPECT_NE(how.find("bounded deconv_phase_conv_r2_f32"), std::string::npos) << how;
-    // Channels-last layers of fewer output channels per group than a vector take the
-    // channels-first kernels (and, at stride 2, their interleaved ones), unless pinned to their own.
+    // Channels-last depthwise layers take the group-vectorized kernels; pinned channels_first, the
+    // channels-first kernels (and, at stride 2, their interleaved ones); pinned channels, their own.
     const GenCase dw = class_case(kClasses[8], DType::f32, 2, 78);
     ASSERT_TRUE(check_with(dw, "", &how));
+    EXPECT_NE(how.find("kernel deconv_phase_conv_nxc_groups_interior_r2_f32"), std::string::npos) << how;
+    ASSERT_TRUE(check_with(dw, "route=channels_first", &how));
     EXPECT_NE(how.find("channels-first twin"), std::string::npos) << how;
     EXPECT_NE(how.find("interleaved deconv_phase_conv_interleaved_s2_r2_f32"), std::string::npos) << how;
     ASSERT_TRUE(check_with(dw, "route=channels", &how));
     EXPECT_EQ(how.find("twin"), std::string::npos) << how;
+    EXPECT_EQ(how.find("groups"), std::string::npos) << how;
 }
 
 // tune_layer: bounded time, a winner that computes the reference's result, and an entry that a

@@ -1,0 +1,92 @@
+// CPU schedule of depthwise layers on channels-last data (one input and one output channel per
+// group): vectorizes the groups, which are the innermost, dense axis of the input, the output and
+// the repacked filter ([co, ci, g, k..] with co = ci = 1), so every operand is a vector load. The
+// channels-last schedule vectorizes output channels within a group and ran such layers scalar
+// (centernet_dla_dw_nxc: 10.3 ms); its layout twin, the channels-first kernels over transposed
+// copies, spent three times the kernels' time in the transposes.
+//
+// The register tile: `vectors` native vectors of groups times `q_tile` output positions of the
+// innermost spatial axis; per tap, `vectors` weight loads serve the tile. Branches, in order: the
+// full tile; one vector of groups x q_tile; one vector per position; 4-lane vectors; scalar
+// (fewer than four groups). Loops, outermost first: batch, rows, group tiles, position tiles.
+#pragma once
+
+#include "../conv_stages.h"
+#include "schedule_params.h"
+#include "tile_facts.h"
+
+namespace deconv {
+namespace gen {
+
+// `out_param`: the output buffer, NXC ([co, g, q.., n]; co of extent 1).
+inline void schedule_cpu_groups(ConvStages &p, Halide::OutputImageParam out_param, const Halide::Target &target,
+                                const Halide::Type &acc_t, ScheduleParams sp) {
+    using namespace Halide;
+    const bool many = tiles::many_registers(target.has_feature(Target::AVX512), target.arch == Target::ARM);
+    const int vectors = sp.vectors > 0 ? sp.vectors : tiles::groups_vectors(many);
+    const int q_tile = sp.q_tile > 0 ? sp.q_tile : tiles::groups_q_tile();
+    const int rank = (int)p.q.size();
+    const int lanes = target.natural_vector_size(acc_t);
+    const Expr groups = out_param.dim(1).extent(), width = out_param.dim(2).extent();
+
+    struct Branch {
+        Expr cond;
+        int g_tile, vec, q_tile;
+    };
+    std::vector<Branch> branches = {
+        {groups >= vectors * lanes && width >= q_tile, vectors * lanes, lanes, q_tile},
+        {groups >= lanes && width >= q_tile, lanes, lanes, q_tile},
+        {groups >= lanes, lanes, lanes, 1},
+    };
+    if (lanes > 4) branches.push_back({groups >= 4, 4, 4, 1});
+    // No square tiles (cpu_schedule.h: Halide 14 drops the reduction of such a branch).
+    for (Branch &b : branches) {
+        if (b.g_tile == b.q_tile) {
+            b.g_tile *= 2;
+            b.cond = b.cond && groups >= b.g_tile;
+        }
+    }
+
+    Var qo("qo"), qi("qi"), go("go"), gi("gi");
+    // Position tiles inside group tiles inside rows; rows (1D: position tiles) and batch in
+    // parallel.
+    auto outer = [&](Stage s, std::vector<VarOrRVar> order, const VarOrRVar &g_outer) {
+        order.push_back(qo);
+        order.push_back(g_outer);
+        for (int i = 1; i < rank; i++) order.push_back(p.q[i]);
+        order.push_back(p.n);
+        s.reorder(order);
+        s.parallel(rank >= 2 ? p.q[rank - 1] : qo).parallel(p.n);
+    };
+    for (const Branch &b : branches) {
+        Stage s = p.out.specialize(b.cond);
+        s.split(p.q[0], qo, qi, b.q_tile, TailStrategy::ShiftInwards);
+        s.split(p.g, go, gi, b.g_tile, TailStrategy::ShiftInwards);
+        outer(s, {gi, qi}, go);
+        s.vectorize(gi, b.vec);
+        if (b.g_tile > b.vec) s.unroll(gi);
+        if (b.q_tile > 1) s.unroll(qi);
+    }
+    p.out.split(p.q[0], qo, qi, 1);
+    outer(p.out, {qi}, p.g);
+
+    // The accumulator lives in registers at the position tile; the reduction (taps) outside the
+    // tile's groups and positions.
+    p.acc.compute_at(p.out, qo).store_in(MemoryType::Register);
+    Stage u = p.acc.update();
+    std::vector<VarOrRVar> order = {p.g, p.q[0], p.co, p.r[rank]};
+    for (int i = 0; i < rank; i++) order.push_back(p.r[i]);
+    for (int i = 1; i < rank; i++) order.push_back(p.q[i]);
+    order.push_back(p.n);
+    u.reorder(order);
+    for (const Branch &b : branches) {
+        for (Stage st : {p.acc.specialize(b.cond), u.specialize(b.cond)}) {
+            st.vectorize(p.g, b.vec);
+            if (b.g_tile > b.vec) st.unroll(p.g);
+            if (b.q_tile > 1) st.unroll(p.q[0]);
+        }
+    }
+}
+
+}  // namespace gen
+}  // namespace deconv
