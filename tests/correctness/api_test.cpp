@@ -3,6 +3,7 @@
 // broadcast views, rounding and saturation on store, the documented padding choices
 // numerically, and the build/machine facts.
 #include "check.h"
+#include "layout_support.h"
 
 #include <cstdlib>
 #include <functional>
@@ -1088,6 +1089,57 @@ TEST(RowSlabs, ChannelsFirstOnTwoThreads) {
                                     p.output_padding.push_back(outer ? s - 1 : 0);
                                 }
                             });
+                        EXPECT_TRUE(deconv_test::run_and_check(c)) << "DECONV_ROW_SLABS=" << rows;
+                        ran++;
+                    }
+            }
+        }
+    }
+    EXPECT_GT(ran, 0);
+}
+
+// Channels-last layers of fewer output channels per group than a vector (not depthwise) run on
+// the channels-first kernels over transposed copies, the other way round: slabs of rows of every
+// channel for one or a few images, slices of whole images for batches of two or more per thread
+// (runtime/cpu_executor.cpp, Slicing). DECONV_ROW_SLABS sets the rows per slab (1, 2 and 4: last
+// slabs partial, phases without a row in a slab); batches of 1 and 2 take slabs, 5 images take
+// image slices; strides 2 and 3 with output_padding, 2 and 3 output channels, 1 and 4 groups,
+// ranks 2 and 3, every dtype and API. The first case checks that the twin runs.
+TEST(RowSlabs, ChannelsLastOnChannelsFirstTwin) {
+    const OnTwoThreads two_threads("DECONV_ROW_SLABS");
+    int ran = 0, i = 0;
+    for (const char *rows : {"1", "2", "4"}) {
+        setenv("DECONV_ROW_SLABS", rows, 1);
+        for (DType t : deconv_test::all_dtypes()) {
+            if (!deconv_test::dtype_built(t)) continue;
+            for (int rank = 2; rank <= 3; rank++) {
+                if (!deconv_test::rank_built(rank)) continue;
+                for (auto [n, groups, co] :
+                     {std::tuple<int64_t, int64_t, int64_t>{1, 1, 3}, {2, 4, 2}, {5, 1, 3}})
+                    for (int64_t s : {2, 3}) {
+                        std::mt19937 rng(static_cast<uint32_t>(83 + i));
+                        GenCase c =
+                            grouped_random_case(t, rng, i++ % 3, n, groups, 3, co, [&](deconv_ref::Problem &p) {
+                                for (int a = 0; a < rank; a++) {
+                                    const bool outer = a == 0;
+                                    p.input_shape.push_back(outer ? 4 : a == 2 ? 10 : 3);
+                                    p.filter_shape.push_back(outer ? s + 1 : 2);
+                                    p.strides.push_back(outer ? s : a);
+                                    p.pads_begin.push_back(outer ? 1 : 0);
+                                    p.pads_end.push_back(0);
+                                    p.output_padding.push_back(outer ? s - 1 : 0);
+                                }
+                            });
+                        c.format = deconv::DataFormat::NXC;
+                        if (ran == 0) {
+                            deconv::Attributes a = deconv_test::to_lib_attrs(c.p);
+                            a.data_format = deconv::DataFormat::NXC;
+                            const std::string how =
+                                deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, t,
+                                                     deconv_test::nxc_shape(c.p.input_shape), c.p.filter_shape, a)
+                                    .describe();
+                            EXPECT_NE(how.find("channels-first twin"), std::string::npos) << how;
+                        }
                         EXPECT_TRUE(deconv_test::run_and_check(c)) << "DECONV_ROW_SLABS=" << rows;
                         ran++;
                     }
