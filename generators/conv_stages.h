@@ -66,8 +66,14 @@ inline Halide::Type accumulator_type(const Halide::Type &t) {
     return Halide::Int(32);
 }
 
+// f16: Halide 14's software f32 -> f16 conversion on x86 (it emits no vcvtps2ph) turns a NaN into
+// an infinity of its sign, so NaNs are stored explicitly (one compare and select per stored vector).
 inline Halide::Expr store_cast(const Halide::Type &t, const Halide::Expr &e) {
-    return t.is_float() ? Halide::cast(t, e) : Halide::saturating_cast(t, e);
+    using namespace Halide;
+    if (t.is_float() && t.bits() == 16 && !t.is_bfloat()) {
+        return select(is_nan(e), reinterpret(t, cast(UInt(16), 0x7e00)), cast(t, e));
+    }
+    return t.is_float() ? cast(t, e) : saturating_cast(t, e);
 }
 
 }  // namespace gen

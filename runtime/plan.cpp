@@ -6,7 +6,7 @@
 #include "cuda_executor.h"
 #include "cuda_glue.h"
 #include "deconv/deconv.h"
-#include "f16_conversion.h"
+#include "half_conversion.h"
 #include "filter_packing.h"
 #include "halide_glue.h"
 #include "kernel_call.h"
@@ -251,7 +251,7 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
     if (impl->device == Device::CPU) {
         detail::KernelKey f32 = detail::cpu_kernel_key(*impl, rank, impl->channel_major, false);
         f32.dtype = DType::f32;
-        if (dtype == DType::f16 && detail::use_f16c_conversion() && detail::find_kernel(f32)) {
+        if (detail::runs_as_f32(dtype) && detail::find_kernel(f32)) {
             // The f32 plan runs with this plan's pins (its database entry is this layer's).
             ExecOptions as_f32;
             as_f32.schedule = detail::format_policy(impl->policy);
@@ -280,8 +280,8 @@ void check_host_memory(const Plan::Impl &p, const char *what, Memory memory) {
                                        : " (CPU fallback: " + p.fallback_reason + ")"));
 }
 
-// f16 layers run as f32 (via_f32): the input converted exactly, `run_f32` runs the f32 plan on
-// dense f32 buffers, the output is rounded once to f16. The f32 buffers come from the plan's
+// f16 and bf16 layers run as f32 (via_f32): the input converted exactly, `run_f32` runs the f32
+// plan on dense f32 buffers, the output is rounded once to the storage type. The f32 buffers come from the plan's
 // pools (which its own kernels never use): fresh vectors cost every run their page faults and
 // the output's zeroing, 2-3% of centernet_up3_f16.
 template <typename RunF32>
@@ -292,9 +292,9 @@ void run_via_f32(const Plan::Impl &p, const ConstTensorView &input, const std::v
     for (int64_t v : p.info.output_shape) out_count *= v;
     detail::BufferPool::Lease x = p.bordered_pool.take((size_t)in_count * sizeof(float));
     detail::BufferPool::Lease y = p.output_pool.take((size_t)out_count * sizeof(float));
-    detail::f16_to_dense_f32((const uint16_t *)input.data, p.input_shape, in_st, (float *)x.data());
+    detail::half_to_dense_f32(p.dtype, (const uint16_t *)input.data, p.input_shape, in_st, (float *)x.data());
     run_f32((const float *)x.data(), (float *)y.data());
-    detail::dense_f32_to_f16((const float *)y.data(), (uint16_t *)output.data, p.info.output_shape, out_st);
+    detail::dense_f32_to_half(p.dtype, (const float *)y.data(), (uint16_t *)output.data, p.info.output_shape, out_st);
 }
 
 
@@ -341,7 +341,7 @@ void out_of_memory_as_error(const Plan::Impl &p, Fn fn) {
 struct PackedFilter::Impl {
     std::weak_ptr<const Plan::Impl> owner;
     detail::FilterPacking packing;   // CPU plans
-    PackedFilter via_f32;    // f16 plans run as f32
+    PackedFilter via_f32;    // f16 and bf16 plans run as f32
     std::vector<uint8_t> dense;  // CUDA plans
 };
 
@@ -369,7 +369,7 @@ PackedFilter Plan::pack_filter(const ConstTensorView &filter) const {
         detail::copy_tensor((const uint8_t *)filter.data, w_st, packed->dense.data(), dense_strides(p.filter_shape),
                      p.filter_shape, elem);
     } else if (p.via_f32) {
-        std::vector<float> w = detail::f16_to_dense_f32((const uint16_t *)filter.data, p.filter_shape, w_st);
+        std::vector<float> w = detail::half_to_dense_f32(p.dtype, (const uint16_t *)filter.data, p.filter_shape, w_st);
         packed->via_f32 = Plan(p.via_f32).pack_filter(ConstTensorView(w.data(), DType::f32, p.filter_shape));
     } else {
         check_fits_int32(w_st, "filter stride");
@@ -433,8 +433,8 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
         }
     #endif
         if (p.via_f32) {
-            // Everything is validated: convert exactly to f32, run the f32 plan, round once to f16.
-            std::vector<float> w = detail::f16_to_dense_f32((const uint16_t *)filter.data, p.filter_shape, w_st);
+            // Everything is validated: convert exactly to f32, run the f32 plan, round once.
+            std::vector<float> w = detail::half_to_dense_f32(p.dtype, (const uint16_t *)filter.data, p.filter_shape, w_st);
             run_via_f32(p, input, in_st, output, out_st,
                         [&](const float *x, float *y) { Plan(p.via_f32).run(x, w.data(), y); });
             return;

@@ -90,7 +90,7 @@ struct Plan::Impl {
     // Why a Device::CUDA request runs on the CPU (ExecOptions::allow_cpu_fallback); else empty.
     std::string fallback_reason;
     int64_t macs = 0;
-    // f16 layers on x86 with F16C: the f32 plan of the same layer (see f16_conversion.h).
+    // f16 and bf16 layers run as f32 (half_conversion.h): the f32 plan of the same layer.
     std::shared_ptr<const Impl> via_f32;
     // Channels-first backprop layers with many output channels: the same layer on channels-last
     // data, whose kernels store whole channel vectors (see choose_via_channels_last). Runs

@@ -451,8 +451,8 @@ void choose_cpu_kernels(Plan::Impl &p) {
     set_cpu_kernels(p, choose_channel_major(p));
 }
 
-void choose_cpu_strategy(Plan::Impl &p, bool f16_via_f32) {
-    if (f16_via_f32) return;
+void choose_cpu_strategy(Plan::Impl &p, bool via_f32) {
+    if (via_f32) return;
     p.serial = choose_serial(p);
     if (choose_via_channels_last(p)) {
         p.via_nxc = layout_twin(p, DataFormat::NXC);
@@ -468,7 +468,10 @@ void choose_cpu_strategy(Plan::Impl &p, bool f16_via_f32) {
 }
 
 std::string describe_execution(const Plan::Impl &p) {
-    if (p.via_f32) return "as f32 (F16C conversions): " + describe_execution(*p.via_f32);
+    if (p.via_f32) {
+        return std::string("as f32 (") + (p.dtype == DType::f16 ? "F16C" : "bf16") +
+               " conversions): " + describe_execution(*p.via_f32);
+    }
     const Plan::Impl &k = p.via_nxc ? *p.via_nxc : p.via_ncx ? *p.via_ncx : p;
     std::string s;
     const auto add = [&s](const std::string &part) { s += (s.empty() ? "" : ", ") + part; };

@@ -15,8 +15,8 @@ namespace detail {
 void choose_cpu_kernels(Plan::Impl &p);
 // Everything else, once the phases are known: the channels-last twin, batch rows, the bordered
 // input and interleaved kernels, the filter's channel blocks, running serially. Nothing when the
-// plan runs as f32 (`f16_via_f32`: its f32 plan chose for it).
-void choose_cpu_strategy(Plan::Impl &p, bool f16_via_f32);
+// plan runs as f32 (`via_f32`: its f32 plan chose for it).
+void choose_cpu_strategy(Plan::Impl &p, bool via_f32);
 // What the plan runs, in words (Plan::describe): kernels, copies, splits.
 std::string describe_execution(const Plan::Impl &p);
 // The key of the plan's CPU kernel of `rank` spatial axes.

@@ -273,8 +273,8 @@ private:
             for (const std::string &v : detail::policy_knob_values(knob)) out.push_back({{knob, v}});
             return out;
         }
-        // f16 layers run the f32 kernels where the CPU converts (F16C), their own elsewhere.
-        const DType kernel_dtype = dtype_ == DType::f16 ? DType::f32 : dtype_;
+        // f16 and bf16 layers may run the f32 kernels (half_conversion.h), else their own.
+        const DType kernel_dtype = dtype_ == DType::f16 || dtype_ == DType::bf16 ? DType::f32 : dtype_;
         std::vector<std::pair<int, int>> tiles = {{0, 0}};
         for (const detail::KernelEntry &e : detail::kernels()) {
             const detail::ScheduleKnobs &k = e.knobs;

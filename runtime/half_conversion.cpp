@@ -1,6 +1,6 @@
-#include "f16_conversion.h"
+#include "half_conversion.h"
 
-#include "deconv/deconv.h"
+#include "halide_glue.h"
 
 #include <cstring>
 
@@ -43,6 +43,27 @@ void row_f16_to_f32(const uint16_t *, int64_t, float *, int64_t) {}
 void row_f32_to_f16(const float *, uint16_t *, int64_t, int64_t) {}
 #endif
 
+// bf16 is the top half of an f32: widening is exact; narrowing rounds to nearest even, and keeps
+// a NaN a NaN (its payload's top bits could round away to an infinity).
+void row_bf16_to_f32(const uint16_t *src, int64_t src_stride, float *dst, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        const uint32_t bits = (uint32_t)src[i * src_stride] << 16;
+        std::memcpy(dst + i, &bits, 4);
+    }
+}
+
+void row_f32_to_bf16(const float *src, uint16_t *dst, int64_t dst_stride, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t bits;
+        std::memcpy(&bits, src + i, 4);
+        if ((bits & 0x7fffffffu) > 0x7f800000u) {
+            dst[i * dst_stride] = (uint16_t)((bits >> 16) | 0x40);
+        } else {
+            dst[i * dst_stride] = (uint16_t)((bits + 0x7fffu + ((bits >> 16) & 1)) >> 16);
+        }
+    }
+}
+
 // Calls row(offset_in_strided, offset_in_dense, n) for every innermost row, in C order.
 template <typename Row>
 void for_each_row(const std::vector<int64_t> &shape, const std::vector<int64_t> &strides, Row row) {
@@ -65,42 +86,48 @@ void for_each_row(const std::vector<int64_t> &shape, const std::vector<int64_t> 
 
 }  // namespace
 
-bool use_f16c_conversion() {
+bool runs_as_f32(DType t) {
 #if defined(__x86_64__)
+    if (cpu_variant() == "sse41") return false;
+    if (t == DType::bf16) return !cpu_has_bf16_dot();
+    if (t != DType::f16) return false;
     // F16C from CPUID leaf 1 (ECX bit 29): Clang's __builtin_cpu_supports does not know "f16c"
     // (GCC's does), and the sanitizer and fuzz builds use Clang.
     static const bool has = __builtin_cpu_supports("avx") && [] {
         unsigned a = 0, b = 0, c = 0, d = 0;
         return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
     }();
-    return has && cpu_variant() != "sse41";
+    return has;
 #else
+    (void)t;
     return false;
 #endif
 }
 
-void f16_to_dense_f32(const uint16_t *src, const std::vector<int64_t> &shape, const std::vector<int64_t> &strides,
-                      float *out) {
+void half_to_dense_f32(DType t, const uint16_t *src, const std::vector<int64_t> &shape,
+                       const std::vector<int64_t> &strides, float *out) {
     const int64_t inner_stride = strides.back();
     for_each_row(shape, strides, [&](int64_t src_off, int64_t dst_off, int64_t n) {
-        row_f16_to_f32(src + src_off, inner_stride, out + dst_off, n);
+        if (t == DType::bf16) row_bf16_to_f32(src + src_off, inner_stride, out + dst_off, n);
+        else row_f16_to_f32(src + src_off, inner_stride, out + dst_off, n);
     });
 }
 
-std::vector<float> f16_to_dense_f32(const uint16_t *src, const std::vector<int64_t> &shape,
-                                    const std::vector<int64_t> &strides) {
+std::vector<float> half_to_dense_f32(DType t, const uint16_t *src, const std::vector<int64_t> &shape,
+                                     const std::vector<int64_t> &strides) {
     int64_t count = 1;
     for (int64_t v : shape) count *= v;
     std::vector<float> out((size_t)count);
-    f16_to_dense_f32(src, shape, strides, out.data());
+    half_to_dense_f32(t, src, shape, strides, out.data());
     return out;
 }
 
-void dense_f32_to_f16(const float *src, uint16_t *dst, const std::vector<int64_t> &shape,
-                      const std::vector<int64_t> &strides) {
+void dense_f32_to_half(DType t, const float *src, uint16_t *dst, const std::vector<int64_t> &shape,
+                       const std::vector<int64_t> &strides) {
     const int64_t inner_stride = strides.back();
     for_each_row(shape, strides, [&](int64_t dst_off, int64_t src_off, int64_t n) {
-        row_f32_to_f16(src + src_off, dst + dst_off, inner_stride, n);
+        if (t == DType::bf16) row_f32_to_bf16(src + src_off, dst + dst_off, inner_stride, n);
+        else row_f32_to_f16(src + src_off, dst + dst_off, inner_stride, n);
     });
 }
 

@@ -1,0 +1,38 @@
+// 16-bit float storage (f16, bf16) <-> f32 conversion outside Halide, for the layers that run as
+// f32 (Plan::Impl::via_f32).
+//
+// Halide 14 emulates f16 arithmetic with integer code on x86 (even with f16c), and converts bf16
+// inside the kernels' inner loops (a shift per weight vector and per broadcast input) where the
+// CPU has no bf16 dot product: unet_up1_bf16 ran 1.4x slower than unet_up1 in f32 on AVX2. Such
+// layers run faster as: convert the inputs to f32 (exact), run the f32 kernels (the same f32
+// accumulation the 16-bit kernels do), and round the result once to the storage type (to nearest
+// even). Same numbers up to summation order, f32 speed, at the cost of f32 copies of the tensors.
+#pragma once
+
+#include "deconv/deconv.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace deconv {
+namespace detail {
+
+// Whether layers of `t` run as f32 on this CPU: f16 on x86-64 with F16C (and AVX), bf16 on
+// x86-64 without the bf16 dot-product kernels' AVX512-BF16; neither when DECONV_CPU_VARIANT caps
+// the kernels to sse41 (which then also tests the 16-bit kernels themselves).
+bool runs_as_f32(DType t);
+
+// Strided 16-bit tensor of `t` (f16 or bf16) -> dense f32 copy (C order), into `out` (the shape's
+// element count).
+void half_to_dense_f32(DType t, const uint16_t *src, const std::vector<int64_t> &shape,
+                       const std::vector<int64_t> &strides, float *out);
+// The same into a new vector.
+std::vector<float> half_to_dense_f32(DType t, const uint16_t *src, const std::vector<int64_t> &shape,
+                                     const std::vector<int64_t> &strides);
+// Dense f32 tensor -> strided 16-bit tensor of `t`, rounding to nearest even (NaN stays NaN).
+void dense_f32_to_half(DType t, const float *src, uint16_t *dst, const std::vector<int64_t> &shape,
+                       const std::vector<int64_t> &strides);
+
+}  // namespace detail
+}  // namespace deconv
