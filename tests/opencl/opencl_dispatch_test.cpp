@@ -18,6 +18,7 @@
 // reduction and whether pocl contracts products into FMAs (each only removes a rounding); i32 is
 // exact (accumulated in 64 bits, saturated once on store, as the CPU kernels do).
 #include "check.h"
+#include "gpu_dispatch_checks.h"
 #include "layout_support.h"
 
 #include "gpu_executor.h"
@@ -168,13 +169,7 @@ bool views_start_at_zero(const deconv::Plan::Impl &p) {
     } catch (const std::exception &e) {
         return ::testing::AssertionFailure() << name << ": " << e.what();
     }
-    if (!out.guards_intact()) return ::testing::AssertionFailure() << name << ": wrote outside the buffer";
-    const auto read = deconv_test::read_strided(out, out_shape, lo, before);
-    if (read.gap >= 0)
-        return ::testing::AssertionFailure() << name << ": wrote into a gap of the output view at element " << read.gap;
-    auto r = deconv_test::compare_to_reference(t, read.values, ref);
-    if (!r) return ::testing::AssertionFailure() << name << ": " << r.message();
-    return r;
+    return deconv_test::check_gpu_output(name, t, out, out_shape, lo, before, ref);
 }
 
 // One problem (NCX shapes and values, its reference result in NCX) in both data formats, on
@@ -182,30 +177,20 @@ bool views_start_at_zero(const deconv::Plan::Impl &p) {
 // zero; returns the failures,
 // reporting the first few.
 int check_both_formats(Op op, DType t, const std::vector<int64_t> &in_shape_ncx, const std::vector<int64_t> &w_shape,
-                       deconv::Attributes attrs, const std::optional<std::vector<int64_t>> &output_shape,
+                       const deconv::Attributes &attrs, const std::optional<std::vector<int64_t>> &output_shape,
                        const std::vector<double> &x, const std::vector<double> &w, const deconv_ref::Result &ref_ncx,
                        int index, const std::string &what, int already_failed) {
-    int failed = 0;
-    for (DataFormat f : {DataFormat::NCX, DataFormat::NXC}) {
-        attrs.data_format = f;
-        const auto in_shape = deconv_test::shape_in(f, in_shape_ncx);
-        const auto xin = f == DataFormat::NXC ? deconv_test::ncx_to_nxc(x, in_shape_ncx) : x;
-        const auto ref = deconv_test::result_in(f, ref_ncx);
-        std::string error;
-        try {
-            const auto plan = deconv_ocl::make_opencl_plan(op, t, in_shape, w_shape, attrs, output_shape);
+    return deconv_test::check_both_formats(
+        attrs, in_shape_ncx, x, ref_ncx, index, what, already_failed,
+        [&](const deconv::Attributes &a, const std::vector<int64_t> &in_shape, const std::vector<double> &xin,
+            const deconv_ref::Result &ref) {
+            const auto plan = deconv_ocl::make_opencl_plan(op, t, in_shape, w_shape, a, output_shape);
             auto r = run_on_opencl(plan, t, xin, w, ref, Path::Device, static_cast<uint32_t>(index));
             if (r && views_start_at_zero(*plan.impl))
                 r = run_on_opencl(plan, t, xin, w, ref, index % 2 ? Path::HostStrided : Path::Host,
                                   static_cast<uint32_t>(index));
-            if (!r) error = r.message();
-        } catch (const deconv::Error &e) {
-            error = e.what();
-        }
-        if (!error.empty() && already_failed + ++failed <= 10)
-            ADD_FAILURE() << "case #" << index << " " << what << " " << deconv::data_format_name(f) << ": " << error;
-    }
-    return failed;
+            return r;
+        });
 }
 
 // The (dtype, rank) pairs of the OpenCL test matrix (DECONV_OPENCL_TEST_KERNELS).
@@ -240,21 +225,12 @@ TEST_P(OpenClBackprop, MatchesReference) {
     REQUIRE_OPENCL();
     const DType t = GetParam().dtype;
     const int rank = GetParam().rank;
-    int failed = 0, zero_phase_cases = 0;
-    for (int i = 0; i < 60; i++) {
-        const deconv_test::GenCase c = deconv_test::make_case(t, rank, i);
-        for (int s = 0; s < static_cast<int>(c.p.strides.size()); s++)
-            if (c.p.strides[s] > c.p.filter_shape[c.p.filter_shape.size() - rank + s]) {
-                zero_phase_cases++;
-                break;
-            }
-        const deconv_ref::Result ref_ncx = deconv_ref::compute(c.p, c.input, c.filter);
-        failed += check_both_formats(deconv_test::lib_op(c.p), t, c.p.input_shape, c.p.filter_shape,
-                                     deconv_test::to_lib_attrs(c.p), c.p.output_shape, c.input, c.filter, ref_ncx, i,
-                                     deconv_test::describe(c), failed);
-    }
-    EXPECT_EQ(failed, 0);
-    EXPECT_GT(zero_phase_cases, 0) << "no case had a stride above its kernel (phases without taps)";
+    deconv_test::check_backprop_sweep(t, rank, [&](const deconv_test::GenCase &c, const deconv_ref::Result &ref_ncx,
+                                                   int i, int failed) {
+        return check_both_formats(deconv_test::lib_op(c.p), t, c.p.input_shape, c.p.filter_shape,
+                                  deconv_test::to_lib_attrs(c.p), c.p.output_shape, c.input, c.filter, ref_ncx, i,
+                                  deconv_test::describe(c), failed);
+    });
 }
 
 INSTANTIATE_TEST_SUITE_P(Shards, OpenClBackprop, ::testing::ValuesIn(shards()), shard_name);

@@ -1,0 +1,76 @@
+// What the GPU dispatch tests share, whichever backend runs the kernels: CUDA on a device
+// (cuda_test.cpp) or OpenCL on the CPU through pocl (tests/opencl). Each test supplies how one
+// plan runs; the problems, the two data formats and the checks of the result are these.
+#pragma once
+
+#include "check.h"
+#include "layout_support.h"
+
+#include <string>
+#include <vector>
+
+namespace deconv_test {
+
+// A GPU run's output checked: nothing written outside the buffer or into the view's gaps
+// (`before`: the buffer's bytes before the run), and the values within compare_to_reference's
+// per-dtype bounds of `ref`. `path` names the run in messages.
+inline ::testing::AssertionResult check_gpu_output(const char *path, deconv::DType t, const Buffer &out,
+                                                   const std::vector<int64_t> &out_shape, const StridedLayout &lo,
+                                                   const std::vector<unsigned char> &before,
+                                                   const deconv_ref::Result &ref) {
+    if (!out.guards_intact()) return ::testing::AssertionFailure() << path << ": wrote outside the buffer";
+    const auto read = read_strided(out, out_shape, lo, before);
+    if (read.gap >= 0)
+        return ::testing::AssertionFailure() << path << ": wrote into a gap of the output view at element " << read.gap;
+    auto r = compare_to_reference(t, read.values, ref);
+    if (!r) return ::testing::AssertionFailure() << path << ": " << r.message();
+    return r;
+}
+
+// One problem (NCX shapes and values, its reference result in NCX) in both data formats:
+// `run(attrs, in_shape, in_values, ref)` runs it with `attrs.data_format` set, on values and a
+// reference in that format, and returns the check of its result (a deconv::Error counts as a
+// failure). Returns the failures, reporting the first few of the test.
+template <typename Run>
+int check_both_formats(deconv::Attributes attrs, const std::vector<int64_t> &in_shape_ncx, const std::vector<double> &x,
+                       const deconv_ref::Result &ref_ncx, int index, const std::string &what, int already_failed,
+                       const Run &run) {
+    int failed = 0;
+    for (deconv::DataFormat f : {deconv::DataFormat::NCX, deconv::DataFormat::NXC}) {
+        attrs.data_format = f;
+        const auto in_shape = shape_in(f, in_shape_ncx);
+        const auto xin = f == deconv::DataFormat::NXC ? ncx_to_nxc(x, in_shape_ncx) : x;
+        std::string error;
+        try {
+            const ::testing::AssertionResult r = run(attrs, in_shape, xin, result_in(f, ref_ncx));
+            if (!r) error = r.message();
+        } catch (const deconv::Error &e) {
+            error = e.what();
+        }
+        if (!error.empty() && already_failed + ++failed <= 10)
+            ADD_FAILURE() << "case #" << index << " " << what << " " << deconv::data_format_name(f) << ": " << error;
+    }
+    return failed;
+}
+
+// The backprop sweep's first 60 problems of a (dtype, rank) shard (stride above kernel: phases
+// without taps; output_shape; auto_pad; depthwise; medium rows and channel counts for the
+// register tiles), each handed to `check(case, reference in NCX, index, failures so far)`, which
+// returns its failures. Some problem must have phases without taps (the zero fills).
+template <typename Check>
+void check_backprop_sweep(deconv::DType t, int rank, const Check &check) {
+    int failed = 0, zero_phase_cases = 0;
+    for (int i = 0; i < 60; i++) {
+        const GenCase c = make_case(t, rank, i);
+        for (int s = 0; s < static_cast<int>(c.p.strides.size()); s++)
+            if (c.p.strides[s] > c.p.filter_shape[c.p.filter_shape.size() - rank + s]) {
+                zero_phase_cases++;
+                break;
+            }
+        failed += check(c, deconv_ref::compute(c.p, c.input, c.filter), i, failed);
+    }
+    EXPECT_EQ(failed, 0);
+    EXPECT_GT(zero_phase_cases, 0) << "no case had a stride above its kernel (phases without taps)";
+}
+
+}  // namespace deconv_test
