@@ -55,8 +55,9 @@ int check_both_formats(deconv::Attributes attrs, const std::vector<int64_t> &in_
 
 // The backprop sweep's first 60 problems of a (dtype, rank) shard (stride above kernel: phases
 // without taps; output_shape; auto_pad; depthwise; medium rows and channel counts for the
-// register tiles), each handed to `check(case, reference in NCX, index, failures so far)`, which
-// returns its failures. Some problem must have phases without taps (the zero fills).
+// register tiles), each handed to `check(op, dtype, input shape, filter shape, attributes,
+// output_shape, input, filter, reference in NCX, index, what, failures so far)`, which returns
+// its failures. Some problem must have phases without taps (the zero fills).
 template <typename Check>
 void check_backprop_sweep(deconv::DType t, int rank, const Check &check) {
     int failed = 0, zero_phase_cases = 0;
@@ -67,7 +68,8 @@ void check_backprop_sweep(deconv::DType t, int rank, const Check &check) {
                 zero_phase_cases++;
                 break;
             }
-        failed += check(c, deconv_ref::compute(c.p, c.input, c.filter), i, failed);
+        failed += check(lib_op(c.p), t, c.p.input_shape, c.p.filter_shape, to_lib_attrs(c.p), c.p.output_shape, c.input,
+                        c.filter, deconv_ref::compute(c.p, c.input, c.filter), i, describe(c), failed);
     }
     EXPECT_EQ(failed, 0);
     EXPECT_GT(zero_phase_cases, 0) << "no case had a stride above its kernel (phases without taps)";

@@ -225,12 +225,7 @@ TEST_P(OpenClBackprop, MatchesReference) {
     REQUIRE_OPENCL();
     const DType t = GetParam().dtype;
     const int rank = GetParam().rank;
-    deconv_test::check_backprop_sweep(t, rank, [&](const deconv_test::GenCase &c, const deconv_ref::Result &ref_ncx,
-                                                   int i, int failed) {
-        return check_both_formats(deconv_test::lib_op(c.p), t, c.p.input_shape, c.p.filter_shape,
-                                  deconv_test::to_lib_attrs(c.p), c.p.output_shape, c.input, c.filter, ref_ncx, i,
-                                  deconv_test::describe(c), failed);
-    });
+    deconv_test::check_backprop_sweep(t, rank, check_both_formats);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shards, OpenClBackprop, ::testing::ValuesIn(shards()), shard_name);
