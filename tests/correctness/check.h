@@ -109,6 +109,19 @@ struct StridedLayout {
     int64_t span = 0;  // elements of the backing buffer
 };
 
+// The dense C-order layout of `shape`.
+inline StridedLayout dense_layout(const std::vector<int64_t> &shape) {
+    StridedLayout l;
+    l.strides.assign(shape.size(), 0);
+    int64_t s = 1;
+    for (size_t i = shape.size(); i-- > 0;) {
+        l.strides[i] = s;
+        s *= shape[i];
+    }
+    l.span = s;
+    return l;
+}
+
 inline StridedLayout make_layout(const std::vector<int64_t> &shape, std::mt19937 &rng,
                                  bool permute) {
     const size_t r = shape.size();

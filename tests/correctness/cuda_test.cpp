@@ -418,15 +418,7 @@ const char *path_name(Path p) {
     std::mt19937 rng(seed);
     auto layout = [&](const std::vector<int64_t> &shape) {
         if (strided) return deconv_test::make_layout(shape, rng, rng() % 2 == 0);
-        deconv_test::StridedLayout l;
-        l.strides.assign(shape.size(), 0);
-        int64_t s = 1;
-        for (size_t i = shape.size(); i-- > 0;) {
-            l.strides[i] = s;
-            s *= shape[i];
-        }
-        l.span = s;
-        return l;
+        return deconv_test::dense_layout(shape);
     };
     const auto li = layout(in_shape), lw = layout(w_shape), lo = layout(out_shape);
     Buffer in(t, in_shape, li.span), w(t, w_shape, lw.span), out(t, out_shape, lo.span);

@@ -243,10 +243,13 @@ TEST(LayoutWide, DepthwiseEveryGroupTile) {
                     deconv::Attributes a = nxc_attrs(r);
                     const deconv::Plan plan = deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, t,
                                                                    nxc_shape(r.input_shape), r.filter_shape, a);
-                    // (Unless the environment pins a route: the unbordered_* runs.)
+                    // (Unless the environment pins a route: the unbordered_* runs. The group
+                    // kernels are built for x86-64 only: generators/CMakeLists.txt.)
                     const std::string how = plan.describe();
+#if defined(__x86_64__)
                     if (how.find("route=") == std::string::npos)
                         EXPECT_NE(how.find("_nxc_groups"), std::string::npos) << how;
+#endif
                     routed = true;
                 }
                 check_random_case(t, seed, i % 3, p, ran, failed);

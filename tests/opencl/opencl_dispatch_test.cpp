@@ -72,18 +72,6 @@ StridedLayout aligned_layout(const std::vector<int64_t> &shape, size_t elem, std
     return l;
 }
 
-StridedLayout dense_layout(const std::vector<int64_t> &shape) {
-    StridedLayout l;
-    l.strides.assign(shape.size(), 0);
-    int64_t s = 1;
-    for (size_t i = shape.size(); i-- > 0;) {
-        l.strides[i] = s;
-        s *= shape[i];
-    }
-    l.span = s;
-    return l;
-}
-
 // A host buffer's bytes in OpenCL device memory (a Halide OpenCL device handle, the form the GPU
 // executor takes for Memory::CudaDevice views on this backend), freed on scope exit.
 class DeviceCopy {
@@ -141,7 +129,7 @@ bool views_start_at_zero(const deconv::Plan::Impl &p) {
     auto layout = [&](const std::vector<int64_t> &s) {
         if (path == Path::Device) return aligned_layout(s, elem, rng);
         if (path == Path::HostStrided) return deconv_test::make_layout(s, rng, rng() % 2 == 0);
-        return dense_layout(s);
+        return deconv_test::dense_layout(s);
     };
     const StridedLayout li = layout(in_shape), lw = layout(w_shape), lo = layout(out_shape);
     Buffer in(t, in_shape, li.span), w(t, w_shape, lw.span), out(t, out_shape, lo.span);
