@@ -163,24 +163,31 @@ std::string Plan::describe() const {
     return s;
 }
 
-Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, const std::vector<int64_t> &filter_shape,
-                  const Attributes &attrs, const std::optional<std::vector<int64_t>> &output_shape,
-                  const ExecOptions &exec) {
-    auto impl = std::make_shared<Impl>();
+std::shared_ptr<Plan::Impl> detail::resolve_layer(Op op, DType dtype, const std::vector<int64_t> &input_shape,
+                                                  const std::vector<int64_t> &filter_shape, const Attributes &attrs,
+                                                  const std::optional<std::vector<int64_t>> &output_shape) {
+    auto impl = std::make_shared<Plan::Impl>();
     impl->op = op;
     impl->dtype = dtype;
     impl->input_shape = input_shape;
     impl->filter_shape = filter_shape;
-    impl->geo = detail::op_geometry(op, input_shape, filter_shape, attrs);
-    impl->info = detail::infer_shape(op, impl->geo, input_shape, filter_shape, attrs, output_shape);
+    impl->geo = op_geometry(op, input_shape, filter_shape, attrs);
+    impl->info = infer_shape(op, impl->geo, input_shape, filter_shape, attrs, output_shape);
+    const std::vector<int64_t> out_ncx = to_ncx(impl->info.output_shape, impl->geo.data_format);
+    impl->out_spatial.assign(out_ncx.begin() + 2, out_ncx.end());
+    return impl;
+}
+
+Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, const std::vector<int64_t> &filter_shape,
+                  const Attributes &attrs, const std::optional<std::vector<int64_t>> &output_shape,
+                  const ExecOptions &exec) {
+    std::shared_ptr<Impl> impl = detail::resolve_layer(op, dtype, input_shape, filter_shape, attrs, output_shape);
     const detail::OpGeometry &geo = impl->geo;
     const int rank = geo.rank;
     if (op == Op::ConvolutionBackwardData && dtype != DType::f32 && dtype != DType::bf16 && dtype != DType::f16) {
         detail::invalid(std::string("ConvolutionBackwardData supports f32, bf16 and f16 (oneDNN Graph's table), not ") +
                         dtype_name(dtype));
     }
-    const std::vector<int64_t> out_ncx = detail::to_ncx(impl->info.output_shape, geo.data_format);
-    impl->out_spatial.assign(out_ncx.begin() + 2, out_ncx.end());
 
     if (exec.device == Device::CUDA) {
         // CUDA, or why not (then the CPU when the caller allows it).

@@ -101,4 +101,13 @@ struct Plan::Impl {
     std::shared_ptr<const Impl> via_ncx;
 };
 
+namespace detail {
+// A new plan's layer after shape inference (op, dtype, shapes, geometry, the inferred attributes
+// and output, the output's spatial extents); throws what shape inference throws. Plan::create
+// and the OpenCL tests' plans (tests/opencl/opencl_plan.cpp) start from it.
+std::shared_ptr<Plan::Impl> resolve_layer(Op op, DType dtype, const std::vector<int64_t> &input_shape,
+                                          const std::vector<int64_t> &filter_shape, const Attributes &attrs,
+                                          const std::optional<std::vector<int64_t>> &output_shape);
+}  // namespace detail
+
 }  // namespace deconv

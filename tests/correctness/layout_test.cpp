@@ -239,10 +239,9 @@ TEST(LayoutWide, DepthwiseEveryGroupTile) {
                     p.pads_end.push_back(0);
                 }
                 if (!routed && groups >= 16) {
-                    const deconv_ref::Problem r = p;
-                    deconv::Attributes a = nxc_attrs(r);
                     const deconv::Plan plan = deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, t,
-                                                                   nxc_shape(r.input_shape), r.filter_shape, a);
+                                                                   nxc_shape(p.input_shape), p.filter_shape,
+                                                                   nxc_attrs(p));
                     // (Unless the environment pins a route: the unbordered_* runs. The group
                     // kernels are built for x86-64 only: generators/CMakeLists.txt.)
                     const std::string how = plan.describe();

@@ -13,16 +13,9 @@ OpenClPlan make_opencl_plan(deconv::Op op, deconv::DType dtype, const std::vecto
                             const std::optional<std::vector<int64_t>> &output_shape) {
     namespace detail = deconv::detail;
     OpenClPlan plan;
-    auto impl = std::make_shared<deconv::Plan::Impl>();
-    impl->op = op;
-    impl->dtype = dtype;
-    impl->input_shape = input_shape;
-    impl->filter_shape = filter_shape;
-    impl->geo = detail::op_geometry(op, input_shape, filter_shape, attrs);
-    impl->info = detail::infer_shape(op, impl->geo, input_shape, filter_shape, attrs, output_shape);
+    std::shared_ptr<deconv::Plan::Impl> impl =
+        detail::resolve_layer(op, dtype, input_shape, filter_shape, attrs, output_shape);
     const detail::OpGeometry &geo = impl->geo;
-    const std::vector<int64_t> out_ncx = detail::to_ncx(impl->info.output_shape, geo.data_format);
-    impl->out_spatial.assign(out_ncx.begin() + 2, out_ncx.end());
 
     plan.kernel = find_opencl_kernel(detail::cuda_kernel_key(geo, dtype));
     if (!plan.kernel) {
