@@ -420,12 +420,11 @@ const char *path_name(Path p) {
         if (strided) return deconv_test::make_layout(shape, rng, rng() % 2 == 0);
         return deconv_test::dense_layout(shape);
     };
-    const auto li = layout(in_shape), lw = layout(w_shape), lo = layout(out_shape);
-    Buffer in(t, in_shape, li.span), w(t, w_shape, lw.span), out(t, out_shape, lo.span);
-    deconv_test::fill_strided(in, in_shape, li.strides, in_values);
-    deconv_test::fill_strided(w, w_shape, lw.strides, w_values);
-    out.fill_bytes(0xCD);
-    const auto before = out.payload();
+    deconv_test::GpuRunBuffers b =
+        deconv_test::gpu_run_buffers(t, in_shape, w_shape, out_shape, in_values, w_values, layout);
+    const auto &li = b.li, &lw = b.lw, &lo = b.lo;
+    Buffer &in = b.in, &w = b.w, &out = b.out;
+    const auto &before = b.before;
     const Memory mem = device ? Memory::CudaDevice : Memory::Host;
     std::optional<DeviceCopy> din, dw, dout;
     const void *in_ptr = in.data(), *w_ptr = w.data();

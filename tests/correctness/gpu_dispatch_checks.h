@@ -11,6 +11,32 @@
 
 namespace deconv_test {
 
+// A GPU run's host tensors: input and filter in layouts from `layout(shape)`, filled with the
+// values; the output in its layout, filled with a byte pattern that `before` keeps, so that
+// check_gpu_output can see what the run wrote.
+struct GpuRunBuffers {
+    StridedLayout li, lw, lo;
+    Buffer in, w, out;
+    std::vector<unsigned char> before;
+};
+template <typename Layout>
+GpuRunBuffers gpu_run_buffers(deconv::DType t, const std::vector<int64_t> &in_shape, const std::vector<int64_t> &w_shape,
+                              const std::vector<int64_t> &out_shape, const std::vector<double> &in_values,
+                              const std::vector<double> &w_values, const Layout &layout) {
+    GpuRunBuffers b;
+    b.li = layout(in_shape);
+    b.lw = layout(w_shape);
+    b.lo = layout(out_shape);
+    b.in = Buffer(t, in_shape, b.li.span);
+    b.w = Buffer(t, w_shape, b.lw.span);
+    b.out = Buffer(t, out_shape, b.lo.span);
+    fill_strided(b.in, in_shape, b.li.strides, in_values);
+    fill_strided(b.w, w_shape, b.lw.strides, w_values);
+    b.out.fill_bytes(0xCD);
+    b.before = b.out.payload();
+    return b;
+}
+
 // A GPU run's output checked: nothing written outside the buffer or into the view's gaps
 // (`before`: the buffer's bytes before the run), and the values within compare_to_reference's
 // per-dtype bounds of `ref`. `path` names the run in messages.

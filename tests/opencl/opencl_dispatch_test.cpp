@@ -131,12 +131,11 @@ bool views_start_at_zero(const deconv::Plan::Impl &p) {
         if (path == Path::HostStrided) return deconv_test::make_layout(s, rng, rng() % 2 == 0);
         return deconv_test::dense_layout(s);
     };
-    const StridedLayout li = layout(in_shape), lw = layout(w_shape), lo = layout(out_shape);
-    Buffer in(t, in_shape, li.span), w(t, w_shape, lw.span), out(t, out_shape, lo.span);
-    deconv_test::fill_strided(in, in_shape, li.strides, in_values);
-    deconv_test::fill_strided(w, w_shape, lw.strides, w_values);
-    out.fill_bytes(0xCD);
-    const auto before = out.payload();
+    deconv_test::GpuRunBuffers b =
+        deconv_test::gpu_run_buffers(t, in_shape, w_shape, out_shape, in_values, w_values, layout);
+    const StridedLayout &li = b.li, &lw = b.lw, &lo = b.lo;
+    Buffer &in = b.in, &w = b.w, &out = b.out;
+    const auto &before = b.before;
     const char *name = path_name(path);
     try {
         if (path == Path::Device) {
