@@ -79,8 +79,7 @@ Slicing slicing(const Plan::Impl &p, bool copies_input, bool dense_output, size_
     if (threads < 2) return {};
     // Layers whose caller's output is the other layout (a layout twin's) run in slices of images
     // or slabs of rows, each transposed out while in cache; NXC layers run so only then.
-    if (g.data_format == DataFormat::NXC || dense_output) {
-        if (!dense_output) return {};
+    if (dense_output) {
         int64_t image_bytes = (int64_t)elem * g.groups * g.c_out;
         for (int64_t y : p.out_spatial) image_bytes *= y;
         const int64_t per_slice = std::max<int64_t>(1, kSliceOutputBytes / std::max<int64_t>(image_bytes, 1));
@@ -98,7 +97,7 @@ Slicing slicing(const Plan::Impl &p, bool copies_input, bool dense_output, size_
         if (g.n * slabs < 2 * threads) return {};
         return {g.n * slabs, g.n * slabs, false, slab_rows};
     }
-    if (!copies_input) return {};
+    if (g.data_format == DataFormat::NXC || !copies_input) return {};
     int64_t in_count = 1, out_count = 1;
     for (int64_t v : p.input_shape) in_count *= v;
     for (int64_t v : p.info.output_shape) out_count *= v;
