@@ -1,7 +1,8 @@
 # Stamps out the AOT kernel libraries: one per (op, rank, dtype), each a multi-target library
 # that picks the best CPU variant at run time, all sharing one Halide runtime per target.
 #
-#   deconv_add_kernel(OP <op> GENERATOR <name> RANK <r> DTYPE <t> [DEVICE CPU|CUDA] [PARAMS k=v...])
+#   deconv_add_kernel(OP <op> GENERATOR <name> RANK <r> DTYPE <t> [DEVICE CPU|CUDA] [FROM <executable>]
+#                     [PARAMS k=v...])
 #   deconv_add_kernel_matrix(OP <op> GENERATOR <name> RANKS <r...> DTYPES <t...> [DEVICE CPU|CUDA]
 #                            [PARAMS k=v...])
 #   deconv_add_aux_kernel(NAME <name> GENERATOR <name> [PARAMS k=v...])   CUDA helpers, no registry entry
@@ -95,15 +96,20 @@ set_property(GLOBAL PROPERTY DECONV_KERNELS "")
 set_property(GLOBAL PROPERTY DECONV_AUX_KERNELS "")
 set_property(GLOBAL PROPERTY DECONV_KERNEL_RUNTIME "")
 
-# add_halide_library for one kernel, sharing the one runtime (the first kernel's).
+# add_halide_library for one kernel, sharing the one runtime (the first kernel's). The generator
+# comes from the executable deconv_generators, or from the one the caller's _deconv_from names.
 function(_deconv_halide_library name generator targets)
+  set(from deconv_generators)
+  if(_deconv_from)
+    set(from ${_deconv_from})
+  endif()
   get_property(runtime GLOBAL PROPERTY DECONV_KERNEL_RUNTIME)
   set(use_runtime "")
   if(runtime)
     set(use_runtime USE_RUNTIME ${runtime})
   endif()
   add_halide_library(${name}
-    FROM deconv_generators
+    FROM ${from}
     GENERATOR ${generator}
     FUNCTION_NAME ${name}
     TARGETS ${targets}
@@ -125,7 +131,8 @@ function(_deconv_register_kernel generator name device)
 endfunction()
 
 function(deconv_add_kernel)
-  cmake_parse_arguments(K "" "OP;GENERATOR;RANK;DTYPE;DEVICE" "PARAMS" ${ARGN})
+  cmake_parse_arguments(K "" "OP;GENERATOR;RANK;DTYPE;DEVICE;FROM" "PARAMS" ${ARGN})
+  set(_deconv_from ${K_FROM})
   if(NOT K_DEVICE)
     set(K_DEVICE CPU)
   endif()

@@ -7,6 +7,7 @@
 #include "cpu_thread_pool.h"
 #include "kernel_call.h"
 #include "tensor_copy.h"
+#include "winograd_executor.h"
 
 #include "HalideRuntime.h"
 
@@ -215,6 +216,10 @@ void call_phase_kernel_rows(const Plan::Impl &p, int64_t row_tile, int x, const 
 // Runs a validated CPU layer: views checked, strides fitting the kernels' 32-bit fields.
 void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int64_t> in_st, const TensorView &output,
              std::vector<int64_t> out_st, const FilterPacking &packed) {
+    if (p.winograd.f) {
+        run_winograd(p, input, in_st, output, out_st, packed);
+        return;
+    }
     if (p.batch_rows_kernel) {
         run_batch_rows(p, input, in_st, output, out_st, packed);
         return;

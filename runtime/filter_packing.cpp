@@ -1,5 +1,7 @@
 #include "filter_packing.h"
 
+#include "winograd_executor.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -31,6 +33,7 @@ InterleavedFilter pack_interleaved(const FilterPacking &f, const std::vector<Axi
                                    const OpGeometry &geo, size_t elem);
 
 FilterPacking pack_filter(const void *src, const std::vector<int64_t> &st, const Plan::Impl &p, size_t elem) {
+    if (p.winograd.f) return pack_winograd_filter(src, st, p);
     const OpGeometry &geo = p.geo;
     const int rank = geo.rank;
     FilterPacking f;

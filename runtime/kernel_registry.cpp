@@ -12,7 +12,8 @@ namespace detail {
 bool KernelKey::operator==(const KernelKey &o) const {
     return family == o.family && rank == o.rank && dtype == o.dtype && device == o.device && layout == o.layout &&
            channels == o.channels && bounded == o.bounded && x_stride == o.x_stride && blocked == o.blocked &&
-           short_phase0 == o.short_phase0 && ci_pairs == o.ci_pairs && groups == o.groups;
+           short_phase0 == o.short_phase0 && ci_pairs == o.ci_pairs && groups == o.groups && tile == o.tile &&
+           taps == o.taps;
 }
 
 KernelEntry parse_kernel_row(const KernelTableRow &row) {
@@ -27,6 +28,8 @@ KernelEntry parse_kernel_row(const KernelTableRow &row) {
     if (gen == "deconv_phase_conv") e.key.family = KernelFamily::Phase;
     else if (gen == "deconv_phase_conv_interleaved") e.key.family = KernelFamily::Interleaved;
     else if (gen == "deconv_group_conv") e.key.family = KernelFamily::GroupConv;
+    else if (gen == "deconv_winograd_input") e.key.family = KernelFamily::WinogradInput;
+    else if (gen == "deconv_winograd_output") e.key.family = KernelFamily::WinogradOutput;
     else fail("unknown generator " + gen);
     std::string vectorize = "auto";
     const std::string params = row.params;
@@ -53,6 +56,8 @@ KernelEntry parse_kernel_row(const KernelTableRow &row) {
         else if (k == "co_tile") e.knobs.co_tile = n;
         else if (k == "q_tile") e.knobs.q_tile = n;
         else if (k == "unroll_taps") e.knobs.unroll_taps = v == "true";
+        else if (k == "tile") e.key.tile = n;
+        else if (k == "taps") e.key.taps = n;
         else fail("unknown parameter '" + k + "'");
     }
     // The generators' rule for vectorize=auto (generators/kernel_generator.h): channels under NXC.

@@ -26,9 +26,13 @@ using GroupConvKernelFn = int (*)(int32_t stride_0, int32_t stride_1, int32_t st
                                   halide_buffer_t *filter, halide_buffer_t *output);
 using AnyKernelFn = void (*)();
 
+// deconv_winograd_input / _output (generators/winograd_generator.cpp): input -> tiles, products -> output.
+using WinogradKernelFn = int (*)(halide_buffer_t *from, halide_buffer_t *to);
+
 // Which generator, hence which C signature: deconv_phase_conv (PhaseKernelFn),
-// deconv_phase_conv_interleaved (InterleavedKernelFn), deconv_group_conv (GroupConvKernelFn).
-enum class KernelFamily : int8_t { Phase, Interleaved, GroupConv };
+// deconv_phase_conv_interleaved (InterleavedKernelFn), deconv_group_conv (GroupConvKernelFn),
+// deconv_winograd_input and deconv_winograd_output (WinogradKernelFn).
+enum class KernelFamily : int8_t { Phase, Interleaved, GroupConv, WinogradInput, WinogradOutput };
 
 // What a kernel computes and on which data: the generator parameters the dispatcher chooses by.
 struct KernelKey {
@@ -44,6 +48,7 @@ struct KernelKey {
     bool short_phase0 = false;  // interleaved: phase 0 one tap short (`short_phase=0`)
     bool ci_pairs = false;   // bf16 input-channel pairs (`ci_pairs`)
     bool groups = false;     // vectorizes groups: channels-last depthwise (`vectorize=groups`)
+    int tile = 0, taps = 0;  // Winograd transforms: F(tile, taps) (`tile`, `taps`)
 
     bool operator==(const KernelKey &o) const;
 };

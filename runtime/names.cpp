@@ -127,4 +127,16 @@ WeightsFormat parse_weights_format(const std::string &name) {
 
 const char *weights_format_name(WeightsFormat f) { return f == WeightsFormat::XIO ? "XIO" : "OIX"; }
 
+Algorithm parse_algorithm(const std::string &name) {
+    const std::string s = lower(name);
+    if (s == "direct") return Algorithm::Direct;
+    if (s == "winograd") return Algorithm::Winograd;
+    if (s == "auto") return Algorithm::Auto;
+    throw Error(ErrorKind::InvalidArgument, "algorithm '" + name + "' is not one of direct, winograd, auto");
+}
+
+const char *algorithm_name(Algorithm a) {
+    return a == Algorithm::Winograd ? "winograd" : a == Algorithm::Auto ? "auto" : "direct";
+}
+
 }  // namespace deconv

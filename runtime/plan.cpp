@@ -15,6 +15,7 @@
 #include "schedule_database.h"
 #include "strategy.h"
 #include "tensor_copy.h"
+#include "winograd_executor.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -221,6 +222,7 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
             impl->fallback_reason = why;
         }
     }
+    impl->algorithm = exec.algorithm;
     if (impl->device == Device::CPU) {
         choose_policy(*impl, attrs, exec);
         detail::choose_cpu_kernels(*impl);
@@ -258,10 +260,16 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
     if (impl->device == Device::CPU) {
         detail::KernelKey f32 = detail::cpu_kernel_key(*impl, rank, impl->channel_major, false);
         f32.dtype = DType::f32;
-        if (detail::runs_as_f32(dtype) && detail::find_kernel(f32)) {
-            // The f32 plan runs with this plan's pins (its database entry is this layer's).
+        // The Winograd path computes in f32: 16-bit layers on it run as f32 too.
+        const int winograd_tile = detail::choose_winograd_tile(*impl);
+        if (winograd_tile > 0 && dtype == DType::f32) detail::set_winograd(*impl, winograd_tile);
+        if ((detail::runs_as_f32(dtype) || winograd_tile > 0) && dtype != DType::f32 && detail::find_kernel(f32)) {
+            // The f32 plan runs with this plan's pins (its database entry is this layer's) and
+            // its choice of algorithm.
             ExecOptions as_f32;
             as_f32.schedule = detail::format_policy(impl->policy);
+            if (winograd_tile > 0) as_f32.schedule += " winograd_tile=" + std::to_string(winograd_tile);
+            as_f32.algorithm = winograd_tile > 0 ? Algorithm::Winograd : Algorithm::Direct;
             as_f32.use_schedule_database = false;
             impl->via_f32 = create(op, DType::f32, input_shape, filter_shape, attrs, output_shape, as_f32).impl_;
         }

@@ -10,6 +10,7 @@
 #include "op_geometry.h"
 #include "phase_decomposition.h"
 #include "policy.h"
+#include "../generators/winograd_transforms.h"
 
 #include <memory>
 #include <string>
@@ -85,6 +86,15 @@ struct Plan::Impl {
     // of each axis's phases (tap_windows[axis][phase]); null otherwise.
     const detail::KernelEntry *batch_rows_kernel = nullptr;
     std::vector<std::vector<std::vector<detail::TapWindow>>> tap_windows;
+    // Layers on the Winograd path (winograd_executor.h): its transforms and the kernel of its
+    // matrix products; `f` null otherwise. Set on the plan that runs the kernels (a channels-
+    // first layer's channels-last twin, an f16 or bf16 layer's f32 plan).
+    struct Winograd {
+        const winograd::Algorithm *f = nullptr;
+        const detail::KernelEntry *input = nullptr, *output = nullptr, *products = nullptr;
+    } winograd;
+    // The ExecOptions::algorithm the plan was made with.
+    Algorithm algorithm = Algorithm::Direct;
     // Where `kernel` runs. CUDA kernels read the caller's filter unpacked, through its strides.
     Device device = Device::CPU;
     // Why a Device::CUDA request runs on the CPU (ExecOptions::allow_cpu_fallback); else empty.

@@ -92,6 +92,11 @@ const std::vector<Knob> &knobs() {
         // those would repeat a branch (cmake/DeconvSchedules.cmake refuses them).
         count_knob("kernel_q_tile", &Policy::kernel_q_tile, {"auto", "3", "5", "6", "7", "8"}, 16),
         count_knob("kernel_vectors", &Policy::kernel_vectors, {"auto", "2", "3", "4"}, 8),
+        enum_knob<Policy::Algorithm>("algorithm", &Policy::algorithm,
+                                     {{Policy::Algorithm::Auto, "auto"},
+                                      {Policy::Algorithm::Direct, "direct"},
+                                      {Policy::Algorithm::Winograd, "winograd"}}),
+        count_knob("winograd_tile", &Policy::winograd_tile, {"auto", "2", "4"}, 4),
     };
     return table;
 }

@@ -44,6 +44,11 @@ struct Policy {
     // vectors; -DDECONV_SCHEDULES builds them): positions x channel vectors per tile.
     int64_t kernel_q_tile = -1;
     int64_t kernel_vectors = -1;
+    // Backprop layers on the Winograd path (runtime/winograd_executor.cpp), followed only where
+    // ExecOptions::algorithm is Auto; its tile: outputs per axis m of F(m, r).
+    enum class Algorithm : int8_t { Auto, Direct, Winograd };
+    Algorithm algorithm = Algorithm::Auto;
+    int64_t winograd_tile = -1;
 
     bool operator==(const Policy &o) const;
     bool operator!=(const Policy &o) const { return !(*this == o); }

@@ -9,6 +9,7 @@
 #include "cpu_tiles.h"
 #include "halide_glue.h"
 #include "kernel_call.h"
+#include "winograd_executor.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -451,8 +452,43 @@ void choose_cpu_kernels(Plan::Impl &p) {
     set_cpu_kernels(p, choose_channel_major(p));
 }
 
+// Winograd under Algorithm::Auto: layers whose matrix products have kWinogradMinChannels or more
+// input and output channels per group (fewer leave the products kernel's register tile part
+// empty and the transforms, which cost per channel, unamortized) and that save at least a third
+// of the multiplications. Tiles of kWinogradTile outputs: F(4, 2) saves 2.56x on 2x2-tap phases,
+// F(2, 2) 1.78x.
+constexpr int64_t kWinogradMinChannels = 32;
+constexpr int kWinogradTile = 4;
+
+int choose_winograd_tile(const Plan::Impl &p) {
+    if (p.algorithm == Algorithm::Direct || p.device != Device::CPU) return 0;
+    const int m = p.policy.winograd_tile > 0 ? (int)p.policy.winograd_tile : kWinogradTile;
+    const std::string why = winograd_unsupported(p, m);
+    if (p.algorithm == Algorithm::Winograd) {
+        if (!why.empty()) {
+            throw Error(ErrorKind::Unsupported,
+                        std::string("algorithm winograd cannot run ") + op_name(p.op) + " " + std::to_string(p.geo.rank) +
+                            "D " + dtype_name(p.dtype) + ": " + why + " (use algorithm direct or auto)");
+        }
+        return m;
+    }
+    if (!why.empty() || p.policy.algorithm == Policy::Algorithm::Direct) return 0;
+    if (p.policy.algorithm == Policy::Algorithm::Winograd) return m;
+    if (p.geo.c_in < kWinogradMinChannels || p.geo.c_out < kWinogradMinChannels) return 0;
+    return winograd_macs(p, m) * 3 <= p.macs * 2 ? m : 0;
+}
+
 void choose_cpu_strategy(Plan::Impl &p, bool via_f32) {
     if (via_f32) return;
+    if (p.winograd.f) {
+        // Channels-first layers run it on their channels-last twin (transposed copies).
+        if (p.geo.data_format == DataFormat::NCX) {
+            auto twin = std::const_pointer_cast<Plan::Impl>(layout_twin(p, DataFormat::NXC));
+            twin->winograd = p.winograd;
+            p.via_nxc = twin;
+        }
+        return;
+    }
     p.serial = choose_serial(p);
     if (choose_via_channels_last(p)) {
         p.via_nxc = layout_twin(p, DataFormat::NXC);
@@ -478,6 +514,11 @@ std::string describe_execution(const Plan::Impl &p) {
     if (p.device == Device::CUDA) return std::string("kernel ") + p.kernel->name;
     if (p.via_nxc) add("channels-last twin (transposed copies)");
     if (p.via_ncx) add("channels-first twin (transposed copies)");
+    if (k.winograd.f) {
+        add("winograd F(" + std::to_string(k.winograd.f->m) + ", " + std::to_string(k.winograd.f->r) + "): " +
+            k.winograd.input->name + ", products on " + k.winograd.products->name + ", " + k.winograd.output->name);
+        return s;
+    }
     if (k.batch_rows_kernel) {
         add(std::string("batch rows on ") + k.batch_rows_kernel->name);
     } else {

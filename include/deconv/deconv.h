@@ -98,11 +98,24 @@ enum class Memory { Host, CudaDevice };
 // (docs/tuning.md lists them; unknown knobs or values throw InvalidArgument). A pin that does not
 // apply to the layer leaves that choice to the rules. `use_schedule_database` = false ignores the
 // databases (the untuned plan).
+//
+// `algorithm` (CPU, backprop ops): Direct computes every product of the definition, the
+// default, whose results are those of every earlier version. Winograd runs the layer's stride
+// phases through Winograd minimal filtering F(m, r) (fewer multiplications, a larger rounding
+// error: docs/semantics.md states the bound per dtype); create() throws Unsupported, saying why,
+// for a layer it cannot run. Auto lets the schedule database, `schedule` (algorithm=...) or the
+// rules choose, Winograd only for float layers it serves within that bound.
+enum class Algorithm { Direct, Winograd, Auto };
+// "direct", "winograd", "auto" (any case); throws Error(InvalidArgument) naming the text otherwise.
+Algorithm parse_algorithm(const std::string &name);
+const char *algorithm_name(Algorithm a);
+
 struct ExecOptions {
     Device device = Device::CPU;
     bool allow_cpu_fallback = false;
     std::string schedule;
     bool use_schedule_database = true;
+    Algorithm algorithm = Algorithm::Direct;
 };
 
 // Whether CUDA kernels can run here: the build has them, libcuda loads, cuInit succeeds and a

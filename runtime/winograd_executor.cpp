@@ -1,0 +1,384 @@
+#include "winograd_executor.h"
+
+#include "buffer_pool.h"
+#include "checked_math.h"
+#include "kernel_call.h"
+#include "messages.h"
+#include "tensor_copy.h"
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+namespace deconv {
+namespace detail {
+
+namespace {
+
+// Images per slice: the slice's transformed tiles and products stay within this many bytes (a
+// share of the last-level cache), so the products kernel reads the tiles, and the output
+// transform the products, from cache. At least one image.
+constexpr int64_t kSliceBytes = int64_t(8) << 20;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Taps per phase along spec axis i (0 when no phase has taps); -1 when the phases differ.
+int64_t axis_taps(const std::vector<AxisPhase> &axis) {
+    int64_t r = 0;
+    for (const AxisPhase &a : axis) {
+        if (a.tap_count == 0) continue;
+        if (r != 0 && a.tap_count != r) return -1;
+        r = a.tap_count;
+    }
+    return r;
+}
+
+KernelKey transform_key(KernelFamily family, int rank, int m, int r) {
+    KernelKey k;
+    k.family = family;
+    k.rank = rank;
+    k.dtype = DType::f32;
+    k.layout = DataFormat::NXC;
+    k.channels = true;
+    k.tile = m;
+    k.taps = r;
+    return k;
+}
+
+// The channels-last interior f32 kernel of `rank`: the matrix products.
+KernelKey products_key(int rank) {
+    KernelKey k;
+    k.family = KernelFamily::Phase;
+    k.rank = rank;
+    k.dtype = DType::f32;
+    k.layout = DataFormat::NXC;
+    k.channels = true;
+    k.bounded = false;
+    return k;
+}
+
+// Tiles per spec axis: enough for the phase with the most outputs.
+std::vector<int64_t> most_tiles(const Plan::Impl &p, int m) {
+    std::vector<int64_t> t;
+    for (const auto &axis : p.phases) {
+        int64_t most = 0;
+        for (const AxisPhase &a : axis) most = std::max(most, ceil_div(a.out_count, m));
+        t.push_back(most);
+    }
+    return t;
+}
+
+int64_t power(int64_t b, int e) {
+    int64_t v = 1;
+    for (int i = 0; i < e; i++) v *= b;
+    return v;
+}
+
+}  // namespace
+
+std::string winograd_unsupported(const Plan::Impl &p, int m) {
+    const OpGeometry &g = p.geo;
+    if (g.forward) return "the forward op (GroupConvolution) has no Winograd path";
+    if (p.device != Device::CPU) return "the Winograd path runs on the CPU only";
+    if (p.dtype != DType::f32 && p.dtype != DType::f16 && p.dtype != DType::bf16) {
+        return std::string("dtype ") + dtype_name(p.dtype) + " (the Winograd path computes in f32: f32, f16 and bf16)";
+    }
+    if (g.rank > 2) return std::to_string(g.rank) + "D layers (the Winograd kernels are 1D and 2D)";
+    int64_t r = 0;
+    for (int i = 0; i < g.rank; i++) {
+        const std::string axis = "axis " + std::to_string(i);
+        for (const AxisPhase &a : p.phases[i]) {
+            if (a.tap_count > 0 && a.in_step != 1) {
+                return axis + ": dilation " + std::to_string(p.info.dilations[i]) + " with stride " +
+                       std::to_string(p.info.strides[i]) + " (its phases read every " + std::to_string(a.in_step) +
+                       "th input)";
+            }
+        }
+        const int64_t t = axis_taps(p.phases[i]);
+        if (t < 0) {
+            return axis + ": kernel " + std::to_string(g.kernel[i]) + " at stride " + std::to_string(p.info.strides[i]) +
+                   " gives phases of different tap counts (the kernel a multiple of the stride gives equal ones)";
+        }
+        if (t == 0) continue;
+        if (r != 0 && t != r) {
+            return "phases of " + std::to_string(r) + " and " + std::to_string(t) +
+                   " taps on different axes (F(m, r) with one r on every axis)";
+        }
+        r = t;
+    }
+    if (r == 0) return "no phase has taps";
+    if (r == 1) return "phases of one tap (kernel = stride): plain matrix products, which Winograd cannot shorten";
+    if (!winograd::find_algorithm(m, (int)r)) {
+        return "phases of " + std::to_string(r) + " taps with tiles of " + std::to_string(m) +
+               " (built: F(2, 2), F(4, 2), F(2, 3), F(4, 3))";
+    }
+    if (!find_kernel(transform_key(KernelFamily::WinogradInput, g.rank, m, (int)r)) ||
+        !find_kernel(transform_key(KernelFamily::WinogradOutput, g.rank, m, (int)r)) ||
+        !find_kernel(products_key(g.rank))) {
+        return "this build has no Winograd kernels F(" + std::to_string(m) + ", " + std::to_string(r) + ") of rank " +
+               std::to_string(g.rank) + " (they need f32 in DECONV_DTYPES, on the CPU)";
+    }
+    // One image's tiles must be addressable by the kernels' 32-bit strides.
+    const int64_t alpha = m + r - 1;
+    int64_t per_image = checked_mul(checked_mul(g.groups, power(alpha, g.rank), "Winograd tiles"),
+                                    std::max(g.c_in, g.c_out), "Winograd tiles");
+    for (int64_t t : most_tiles(p, m)) per_image = checked_mul(per_image, t, "Winograd tiles");
+    if (per_image > INT32_MAX) {
+        return "one image's transformed tiles (" + std::to_string(per_image) + " elements) exceed the kernels' 32-bit strides";
+    }
+    return "";
+}
+
+int64_t winograd_macs(const Plan::Impl &p, int m) {
+    const OpGeometry &g = p.geo;
+    int64_t r = 0;
+    for (const auto &axis : p.phases) r = std::max(r, axis_taps(axis));
+    const int64_t alpha = m + r - 1;
+    int64_t macs = g.n * g.groups * g.c_in * g.c_out;
+    std::vector<size_t> counts;
+    for (const auto &axis : p.phases) counts.push_back(axis.size());
+    int64_t tiles = 0;
+    for_each_combination(counts, [&](const std::vector<size_t> &ph) {
+        int64_t t = 1;
+        for (size_t i = 0; i < ph.size(); i++) {
+            const AxisPhase &a = p.phases[i][ph[i]];
+            t *= a.tap_count == 0 ? 0 : ceil_div(a.out_count, m) * alpha;
+        }
+        tiles += t;
+    });
+    return macs * tiles;
+}
+
+void set_winograd(Plan::Impl &p, int m) {
+    int64_t r = 0;
+    for (const auto &axis : p.phases) r = std::max(r, axis_taps(axis));
+    p.winograd.f = winograd::find_algorithm(m, (int)r);
+    p.winograd.input = find_kernel(transform_key(KernelFamily::WinogradInput, p.geo.rank, m, (int)r));
+    p.winograd.output = find_kernel(transform_key(KernelFamily::WinogradOutput, p.geo.rank, m, (int)r));
+    p.winograd.products = find_kernel(products_key(p.geo.rank));
+}
+
+FilterPacking pack_winograd_filter(const void *src, const std::vector<int64_t> &st, const Plan::Impl &p) {
+    const OpGeometry &geo = p.geo;
+    const winograd::Algorithm &f = *p.winograd.f;
+    const int rank = geo.rank, alpha = f.alpha(), r = f.r;
+    const int64_t xis = power(alpha, rank), taps = power(r, rank);
+    const int64_t ci_n = geo.c_in, co_n = geo.c_out;
+    std::vector<size_t> counts;
+    for (const auto &axis : p.phases) counts.push_back(axis.size());
+    int64_t phases = 1;
+    for (size_t c : counts) phases *= (int64_t)c;
+    FilterPacking w;
+    w.co = 1;
+    w.ci = co_n;
+    w.g = ci_n * co_n;  // per transformed group (xi.., g)
+    w.data.assign((size_t)(phases * geo.groups * xis * ci_n * co_n) * sizeof(float), 0);
+    float *out = (float *)w.data.data();
+
+    const FilterAxes &fa = geo.filter;
+    const int64_t src_g = fa.g_stride(st), src_ci = st[fa.ci_axis], src_co = st[fa.co_axis];
+    const float *in = (const float *)src;
+    std::vector<float> block((size_t)(taps * co_n)), coef((size_t)(xis * taps));
+    std::vector<int64_t> tap_off((size_t)taps);
+    int64_t phase = 0;
+    for_each_combination(counts, [&](const std::vector<size_t> &ph) {
+        bool empty = false;
+        for (int i = 0; i < rank; i++) empty = empty || p.phases[i][ph[i]].tap_count == 0;
+        if (empty) {  // only zeros: the executor fills its outputs
+            phase++;
+            return;
+        }
+        // Tap t (digits j_i, spec order, last fastest) is kernel tap tap_first + j*tap_step of
+        // each axis; as the correlation's g[j'] it is j' = r - 1 - j. Transformed group
+        // xi_flat = sum_h xi_h alpha^h (h: Halide axis, spec axis rank - 1 - h).
+        for (int64_t t = 0; t < taps; t++) {
+            int64_t rem = t, off = 0;
+            for (int i = rank; i-- > 0;) {
+                const int64_t j = rem % r;
+                rem /= r;
+                const AxisPhase &a = p.phases[i][ph[i]];
+                off += (a.tap_first + j * a.tap_step) * st[fa.k_axes[i]];
+            }
+            tap_off[(size_t)t] = off;
+            for (int64_t x = 0; x < xis; x++) {
+                double c = 1;
+                int64_t trem = t;
+                for (int i = rank; i-- > 0;) {
+                    const int64_t j = trem % r;
+                    trem /= r;
+                    const int h = rank - 1 - i;
+                    const int64_t xi = (x / power(alpha, h)) % alpha;
+                    c *= f.g[xi][r - 1 - j];
+                }
+                coef[(size_t)(x * taps + t)] = (float)c;
+            }
+        }
+        for (int64_t g = 0; g < geo.groups; g++) {
+            for (int64_t ci = 0; ci < ci_n; ci++) {
+                const float *base = in + g * src_g + ci * src_ci;
+                for (int64_t t = 0; t < taps; t++)
+                    for (int64_t co = 0; co < co_n; co++)
+                        block[(size_t)(t * co_n + co)] = base[tap_off[(size_t)t] + co * src_co];
+                for (int64_t x = 0; x < xis; x++) {
+                    float *dst = out + (((phase * geo.groups + g) * xis + x) * ci_n + ci) * co_n;
+                    for (int64_t t = 0; t < taps; t++) {
+                        const float c = coef[(size_t)(x * taps + t)];
+                        if (c == 0) continue;
+                        const float *row = block.data() + t * co_n;
+                        for (int64_t co = 0; co < co_n; co++) dst[co] += c * row[co];
+                    }
+                }
+            }
+        }
+        phase++;
+    });
+    return w;
+}
+
+void run_winograd(const Plan::Impl &p, const ConstTensorView &input, const std::vector<int64_t> &in_st,
+                  const TensorView &output, const std::vector<int64_t> &out_st, const FilterPacking &packed) {
+    const OpGeometry &geo = p.geo;
+    const winograd::Algorithm &f = *p.winograd.f;
+    const int rank = geo.rank, alpha = f.alpha(), m = f.m;
+    const int64_t xis = power(alpha, rank), elem = sizeof(float);
+    const int64_t G = geo.groups, Ci = geo.c_in, Co = geo.c_out;
+
+    // The transforms read and write channels at unit stride: other views go through dense copies.
+    const uint8_t *in_data = (const uint8_t *)input.data;
+    std::vector<int64_t> ist = in_st, ost = out_st;
+    std::optional<BufferPool::Lease> in_copy, out_dense;
+    auto count = [](const std::vector<int64_t> &shape) {
+        int64_t c = 1;
+        for (int64_t v : shape) c = checked_mul(c, v, "element count");
+        return c;
+    };
+    if (ist.back() != 1) {
+        in_copy.emplace(p.bordered_pool.take((size_t)(count(p.input_shape) * elem)));
+        ist = dense_strides(p.input_shape);
+        copy_tensor(in_data, in_st, in_copy->data(), ist, p.input_shape, elem);
+        in_data = in_copy->data();
+    }
+    uint8_t *out_data = (uint8_t *)output.data;
+    if (ost.back() != 1) {
+        out_dense.emplace(p.output_pool.take((size_t)(count(p.info.output_shape) * elem)));
+        ost = dense_strides(p.info.output_shape);
+        out_data = out_dense->data();
+    }
+    const std::vector<int64_t> in_nc = to_ncx(ist, DataFormat::NXC), out_nc = to_ncx(ost, DataFormat::NXC);
+
+    const std::vector<int64_t> most = most_tiles(p, m);
+    int64_t tiles_per_image = 1;
+    for (int64_t t : most) tiles_per_image *= t;
+    const int64_t image_bytes = G * xis * tiles_per_image * (Ci + Co) * elem;
+    const int64_t slice = std::max<int64_t>(1, std::min<int64_t>(geo.n, kSliceBytes / std::max<int64_t>(1, image_bytes)));
+    BufferPool::Lease tiles = p.slab_pool.take((size_t)(slice * G * xis * tiles_per_image * Ci * elem));
+    BufferPool::Lease products = p.slab_pool.take((size_t)(slice * G * xis * tiles_per_image * Co * elem));
+
+    std::vector<size_t> counts;
+    for (const auto &axis : p.phases) counts.push_back(axis.size());
+    for (int64_t n0 = 0; n0 < geo.n; n0 += slice) {
+        const int64_t nn = std::min(slice, geo.n - n0);
+        int64_t phase = 0;
+        for_each_combination(counts, [&](const std::vector<size_t> &ph) {
+            const int64_t this_phase = phase++;
+            // Halide order: axis h is spec axis rank - 1 - h.
+            std::vector<AxisPhase> a(rank);
+            bool empty = false, none = false;
+            for (int i = 0; i < rank; i++) {
+                a[rank - 1 - i] = p.phases[i][ph[i]];
+                empty = empty || a[rank - 1 - i].tap_count == 0;
+                none = none || a[rank - 1 - i].out_count == 0;
+            }
+            if (none) return;
+            uint8_t *out_base = out_data + n0 * out_nc[0] * elem;
+            // output [co, g, q.., n]
+            halide_dimension_t od[5];
+            set_dim(od[0], 0, Co, out_nc[1]);
+            set_dim(od[1], 0, G, Co * out_nc[1]);
+            for (int h = 0; h < rank; h++) {
+                const int i = rank - 1 - h;
+                out_base += a[h].out_first * out_nc[2 + i] * elem;
+                set_dim(od[2 + h], 0, a[h].out_count, p.info.strides[i] * out_nc[2 + i]);
+            }
+            set_dim(od[2 + rank], 0, nn, out_nc[0]);
+            if (empty) {
+                std::vector<int64_t> ext, st;
+                for (int d = 0; d < rank + 3; d++) {
+                    ext.push_back(od[d].extent);
+                    st.push_back(od[d].stride);
+                }
+                zero_fill(out_base, elem, ext, st);
+                return;
+            }
+            std::vector<int64_t> nt(rank);
+            for (int h = 0; h < rank; h++) nt[h] = ceil_div(a[h].out_count, m);
+
+            // 1. input [ci, g, x.., n] (origin moved by in_offset) -> tiles [ci, xi.., g, T.., n].
+            halide_dimension_t id[5], td[7];
+            set_dim(id[0], 0, Ci, 1);
+            set_dim(id[1], 0, G, Ci);
+            for (int h = 0; h < rank; h++) {
+                const int i = rank - 1 - h;
+                set_dim(id[2 + h], -a[h].in_offset, geo.in_spatial[i], in_nc[2 + i]);
+            }
+            set_dim(id[2 + rank], 0, nn, in_nc[0]);
+            int64_t stride = Ci;
+            set_dim(td[0], 0, Ci, 1);
+            for (int h = 0; h < rank; h++, stride *= alpha) set_dim(td[1 + h], 0, alpha, stride);
+            set_dim(td[1 + rank], 0, G, stride);
+            stride *= G;
+            for (int h = 0; h < rank; h++, stride *= nt[h - 1]) set_dim(td[2 + rank + h], 0, nt[h], stride);
+            set_dim(td[2 + 2 * rank], 0, nn, stride);
+            halide_buffer_t in_b{}, tiles_b{};
+            KernelBuffers::view(in_b, DType::f32, rank + 3, (uint8_t *)in_data + n0 * in_nc[0] * elem, id);
+            KernelBuffers::view(tiles_b, DType::f32, 2 * rank + 3, tiles.data(), td);
+            int rc = p.winograd.input->as<WinogradKernelFn>()(&in_b, &tiles_b);
+            if (rc != 0) fail_kernel(p.winograd.input, rc);
+
+            // 2. tiles [ci, (xi.., g), T.., n] x filter [co, ci, (xi.., g), 1..] -> products
+            // [co, (xi.., g), T.., n] on the interior phase kernel (one tap).
+            halide_dimension_t pi[5], pw[5], po[5];
+            const int64_t groups = xis * G;
+            set_dim(pi[0], 0, Ci, 1);
+            set_dim(pi[1], 0, groups, Ci);
+            set_dim(pw[0], 0, Co, 1);
+            set_dim(pw[1], 0, Ci, Co);
+            set_dim(pw[2], 0, groups, Ci * Co);
+            set_dim(po[0], 0, Co, 1);
+            set_dim(po[1], 0, groups, Co);
+            int64_t in_stride = groups * Ci, out_stride = groups * Co;
+            for (int h = 0; h < rank; h++) {
+                set_dim(pi[2 + h], 0, nt[h], in_stride);
+                set_dim(po[2 + h], 0, nt[h], out_stride);
+                set_dim(pw[3 + h], 0, 1, groups * Ci * Co);
+                in_stride *= nt[h];
+                out_stride *= nt[h];
+            }
+            set_dim(pi[2 + rank], 0, nn, in_stride);
+            set_dim(po[2 + rank], 0, nn, out_stride);
+            const uint8_t *w = packed.data.data() + this_phase * groups * Ci * Co * elem;
+            KernelBuffers b(DType::f32, rank + 3, tiles.data(), w, products.data(), pi, pw, po);
+            rc = p.winograd.products->as<PhaseKernelFn>()(1, 1, 1, &b.in, &b.w, &b.out);
+            if (rc != 0) fail_kernel(p.winograd.products, rc);
+
+            // 3. products [co, xi.., g, T.., n] -> the phase's outputs.
+            halide_dimension_t md[7];
+            stride = Co;
+            set_dim(md[0], 0, Co, 1);
+            for (int h = 0; h < rank; h++, stride *= alpha) set_dim(md[1 + h], 0, alpha, stride);
+            set_dim(md[1 + rank], 0, G, stride);
+            stride *= G;
+            for (int h = 0; h < rank; h++, stride *= nt[h - 1]) set_dim(md[2 + rank + h], 0, nt[h], stride);
+            set_dim(md[2 + 2 * rank], 0, nn, stride);
+            halide_buffer_t prod_b{}, out_b{};
+            KernelBuffers::view(prod_b, DType::f32, 2 * rank + 3, products.data(), md);
+            KernelBuffers::view(out_b, DType::f32, rank + 3, out_base, od);
+            rc = p.winograd.output->as<WinogradKernelFn>()(&prod_b, &out_b);
+            if (rc != 0) fail_kernel(p.winograd.output, rc);
+        });
+    }
+    if (out_dense) copy_tensor(out_dense->data(), ost, (uint8_t *)output.data, out_st, p.info.output_shape, elem);
+}
+
+}  // namespace detail
+}  // namespace deconv
