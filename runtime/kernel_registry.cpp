@@ -64,6 +64,11 @@ KernelEntry parse_kernel_row(const KernelTableRow &row) {
     // Group-vectorized kernels read the channel-major filter packing too.
     e.key.groups = vectorize == "groups";
     e.key.channels = vectorize == "channels" || e.key.groups || (vectorize == "auto" && e.key.layout == DataFormat::NXC);
+    // The Winograd transforms are channels-last and vectorize channels (they have no such parameters).
+    if (e.key.family == KernelFamily::WinogradInput || e.key.family == KernelFamily::WinogradOutput) {
+        e.key.layout = DataFormat::NXC;
+        e.key.channels = true;
+    }
     return e;
 }
 

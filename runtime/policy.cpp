@@ -97,6 +97,7 @@ const std::vector<Knob> &knobs() {
                                       {Policy::Algorithm::Direct, "direct"},
                                       {Policy::Algorithm::Winograd, "winograd"}}),
         count_knob("winograd_tile", &Policy::winograd_tile, {"auto", "2", "4"}, 4),
+        count_knob("winograd_slice_kib", &Policy::winograd_slice_kib, {"auto", "1024", "16384"}, 1 << 22),
     };
     return table;
 }

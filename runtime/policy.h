@@ -49,6 +49,7 @@ struct Policy {
     enum class Algorithm : int8_t { Auto, Direct, Winograd };
     Algorithm algorithm = Algorithm::Auto;
     int64_t winograd_tile = -1;
+    int64_t winograd_slice_kib = -1;  // bytes of transformed tiles and products per slice, KiB
 
     bool operator==(const Policy &o) const;
     bool operator!=(const Policy &o) const { return !(*this == o); }

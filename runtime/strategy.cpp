@@ -454,9 +454,11 @@ void choose_cpu_kernels(Plan::Impl &p) {
 
 // Winograd under Algorithm::Auto: layers whose matrix products have kWinogradMinChannels or more
 // input and output channels per group (fewer leave the products kernel's register tile part
-// empty and the transforms, which cost per channel, unamortized) and that save at least a third
-// of the multiplications. Tiles of kWinogradTile outputs: F(4, 2) saves 2.56x on 2x2-tap phases,
-// F(2, 2) 1.78x.
+// empty and the transforms, which cost per channel, unamortized) and that save at least half of
+// the multiplications: 2D layers (F(4, 2) saves 2.56x on 2x2-tap phases, F(4, 3) 4x on 3x3), not
+// 1D ones (F(4, 2) saves 1.6x, which the transforms and the channels-first layers' transposes
+// eat: hifigan_up3 9.6 ms direct, 12.5 on Winograd; hifigan_up1 8.2 and 7.4). Tiles of
+// kWinogradTile outputs.
 constexpr int64_t kWinogradMinChannels = 32;
 constexpr int kWinogradTile = 4;
 
@@ -475,7 +477,7 @@ int choose_winograd_tile(const Plan::Impl &p) {
     if (!why.empty() || p.policy.algorithm == Policy::Algorithm::Direct) return 0;
     if (p.policy.algorithm == Policy::Algorithm::Winograd) return m;
     if (p.geo.c_in < kWinogradMinChannels || p.geo.c_out < kWinogradMinChannels) return 0;
-    return winograd_macs(p, m) * 3 <= p.macs * 2 ? m : 0;
+    return winograd_macs(p, m) * 2 <= p.macs ? m : 0;
 }
 
 void choose_cpu_strategy(Plan::Impl &p, bool via_f32) {

@@ -23,6 +23,10 @@ struct TuneOptions {
     double max_seconds = 20;
     // Timed samples per candidate and round of the interleaved timing (0: 5).
     int repeats = 0;
+    // Direct: the direct kernels' policies only. Auto: the Winograd path too (knobs `algorithm`
+    // and `winograd_tile`), its results checked against the direct ones within its error bound
+    // (docs/semantics.md). Winograd: the Winograd path's policies only.
+    Algorithm algorithm = Algorithm::Direct;
     // Called as the search goes on: the fraction of the time budget spent, and what is timed.
     std::function<void(double fraction, const std::string &what)> progress;
 };

@@ -27,8 +27,13 @@ deconv::DType file_type_for(deconv::DType t) {
 
 }  // namespace
 
-deconv::ExecOptions exec_options(const std::string &target, bool cpu_fallback) {
+deconv::ExecOptions exec_options(const std::string &target, bool cpu_fallback, const std::string &algorithm) {
     deconv::ExecOptions e;
+    try {
+        e.algorithm = deconv::parse_algorithm(algorithm);
+    } catch (const deconv::Error &) {
+        throw UsageError("--algorithm '" + algorithm + "': expected direct, winograd or auto");
+    }
     if (target == "cuda") {
         e.device = deconv::Device::CUDA;
     } else if (target != "cpu" && target != "host") {
@@ -60,7 +65,7 @@ deconv::Plan create_plan(const LayerSpec &spec, deconv::DType dtype, const decon
 
 int run_command(const RunOptions &o) {
     using deconv::DType;
-    const deconv::ExecOptions exec = exec_options(o.target, o.cpu_fallback);
+    const deconv::ExecOptions exec = exec_options(o.target, o.cpu_fallback, o.algorithm);
     load_schedule_database(o.schedules);
     if (o.input.empty() && !o.random)
         throw UsageError("--input X.npy is required (or --random to fill the input with random data)");

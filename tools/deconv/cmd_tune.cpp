@@ -74,6 +74,7 @@ int tune_command(TuneCommandOptions &o) {
         const LayerSpec &l = layers[i];
         const deconv::DType dtype = l.dtype.value_or(deconv::DType::f32);
         deconv::TuneOptions t;
+        t.algorithm = exec_options("cpu", false, o.algorithm).algorithm;
         t.max_seconds = o.max_seconds;
         t.repeats = o.repeats;
         if (terminal) {

@@ -22,12 +22,14 @@ struct RunOptions {
     std::string save_input, save_filter;
     bool verbose = false;
     std::string schedules;
+    std::string algorithm = "direct";
     CLI::Option *o_dtype = nullptr;
 };
 int run_command(const RunOptions &o);
 
-// --target and --cpu-fallback as the library's ExecOptions; UsageError for an unknown target.
-deconv::ExecOptions exec_options(const std::string &target, bool cpu_fallback);
+// --target, --cpu-fallback and --algorithm as the library's ExecOptions; UsageError for an
+// unknown target or algorithm.
+deconv::ExecOptions exec_options(const std::string &target, bool cpu_fallback, const std::string &algorithm = "direct");
 // Plan::create with those options. A CUDA request CUDA cannot serve (no driver or GPU, or no
 // CUDA kernel for the layer) throws a deconv::Error naming --target cuda and the opt-in
 // fallback; with the fallback, a note on stderr says that the layer runs on the CPU, and why.
@@ -48,6 +50,7 @@ struct BenchCommandOptions {
     std::string target = "cpu";
     bool cpu_fallback = false;
     std::string schedules;
+    std::string algorithm = "direct";
     BenchOptions bench;
 };
 int bench_command(BenchCommandOptions &o);
@@ -63,6 +66,7 @@ struct TuneCommandOptions {
     bool include_scale = false;
     std::string out;        // database to merge the results into
     std::string schedules;  // database consulted before tuning (the "before" column's plan is untuned regardless)
+    std::string algorithm = "direct";  // auto: the search may pick the Winograd path
     bool verbose = false;
 };
 int tune_command(TuneCommandOptions &o);

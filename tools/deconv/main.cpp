@@ -169,6 +169,7 @@ int main(int argc, char **argv) {
     run_cmd->add_flag("--random", run.random, "Fill X and W (when not given) with seeded random small integers")->group("Run");
     run_cmd->add_option("--seed", run.seed, "Seed for --random (default 1)")->type_name("N")->group("Run");
     run_cmd->add_flag("--verbose,-v", run.verbose, "Print the resolved layer and the time to stderr")->group("Run");
+    run_cmd->add_option("--algorithm", run.algorithm, "Algorithm: direct (default: every product of the definition), winograd (fewer multiplications, a larger rounding error: docs/semantics.md), auto")->type_name("direct|winograd|auto")->group("Run");
     run_cmd->add_option("--schedules", run.schedules, "Schedule database to consult (deconv tune --out)")->type_name("DB.json")->group("Run");
     run_cmd->footer(kRunFooter);
 
@@ -216,6 +217,7 @@ int main(int argc, char **argv) {
             ""))
         ->group("Bench");
     bench_cmd->add_option("--peak-gbps", bench.bench.peak_gbps, "Roofline memory bandwidth, GB/s (default 41)")->type_name("X")->group("Bench");
+    bench_cmd->add_option("--algorithm", bench.algorithm, "Algorithm: direct (default: every product of the definition), winograd (fewer multiplications, a larger rounding error: docs/semantics.md), auto")->type_name("direct|winograd|auto")->group("Bench");
     bench_cmd->add_option("--schedules", bench.schedules, "Schedule database to consult (deconv tune --out)")->type_name("DB.json")->group("Bench");
     bench_cmd->footer(kBenchFooter);
 
@@ -230,6 +232,8 @@ int main(int argc, char **argv) {
     tune_cmd->add_option("--max-seconds", tune.max_seconds, "Time budget per layer (default 20)")->type_name("S")->group("Tune");
     tune_cmd->add_flag("--include-scale", tune.include_scale, "Also tune layers marked \"scale\": true")->group("Tune");
     tune_cmd->add_option("--out", tune.out, "Schedule database to merge the results into (created if missing)")->type_name("DB.json")->group("Tune");
+    tune_cmd->add_option("--algorithm", tune.algorithm,
+        "direct (default) or auto: auto lets the search try the Winograd path (its larger rounding error allowed)")->type_name("direct|auto")->group("Tune");
     tune_cmd->add_option("--schedules", tune.schedules, "Schedule database to load first (checked like any other)")->type_name("DB.json")->group("Tune");
     tune_cmd->add_flag("--verbose,-v", tune.verbose, "Print each layer's untuned and tuned plan (Plan::describe) to stderr")->group("Tune");
     tune_cmd->footer(kTuneFooter);
