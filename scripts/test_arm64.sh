@@ -38,7 +38,7 @@ if [ "$host" = "$root/build-host-gen" ]; then
   cmake --preset host-gen > /dev/null
   cmake --build --preset host-gen -j "$JOBS"
 else
-  cmake --build "$host" --target deconv_generators -j "$JOBS"
+  cmake --build "$host" --target deconv-halide_generators -j "$JOBS"  # every generator executable
 fi
 t_host=$(( $(now) - t ))
 

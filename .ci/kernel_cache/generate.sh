@@ -4,16 +4,19 @@
 # finished build of this checkout (CI's main build). When its build.ninja holds the very same
 # generator command (same kernel, targets and parameters) and its log shows the kernel built, the
 # kernel's files are copied from there; anything else runs that build's real generator.
+# Called through deconv_generators.sh or deconv_winograd_generators.sh, which name the generator
+# executable in DECONV_CACHED_GENERATOR.
 set -euo pipefail
 cache="${DECONV_KERNEL_CACHE:?DECONV_KERNEL_CACHE must name a built deconv build folder}"
-gen="${DECONV_KERNEL_GENERATOR:-$cache/generators/deconv_generators}"  # for kernels not in the cache
+exe="${DECONV_CACHED_GENERATOR:?run through deconv_generators.sh or deconv_winograd_generators.sh}"
+gen="$cache/generators/$exe"  # for kernels not in the cache
 name=""
 prev=""
 for a in "$@"; do
   [ "$prev" = "-n" ] && name="$a"
   prev="$a"
 done
-command="  COMMAND = cd $cache/generators && $cache/generators/deconv_generators $*"
+command="  COMMAND = cd $cache/generators && $cache/generators/$exe $*"
 if [ -n "$name" ] && grep -qxF -- "$command" "$cache/build.ninja" &&
    grep -qF "	generators/$name.h	" "$cache/.ninja_log"; then
   # The outputs of `-e c_header,object` for a multi-target kernel.
