@@ -3,8 +3,9 @@
 // F(m, r) nested over the spatial axes (generators/winograd_transforms.h) in three steps per
 // phase and slice of images:
 //   1. the input transform kernel: alpha^D transformed values per tile and input channel;
-//   2. the channels-last interior phase kernel: alpha^D * G matrix products, [tiles x C_in] by
-//      [C_in x C_out], run as a 1x1 convolution whose groups are the products;
+//   2. the 1D channels-last interior phase kernel: alpha^D * G matrix products, [tiles x C_in] by
+//      [C_in x C_out], run as a 1x1 convolution whose groups are the products and whose row is
+//      every tile of the slice;
 //   3. the output transform kernel, into the phase's strided view of the output.
 // The filter is transformed once per packing (Plan::pack_filter, or per run). Channels-last
 // only: channels-first layers run it on their channels-last twin, f16 and bf16 ones on their f32
