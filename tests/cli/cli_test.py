@@ -611,6 +611,23 @@ def error_wrong_shapes(ctx):
 
 
 @case
+def winograd_run(ctx):
+    """--algorithm winograd on a kernel-4 stride-2 layer: the reference within the Winograd
+    path's bound (docs/semantics.md; about 2.5x the direct kernels', well inside 1e-4 here)."""
+    np = np_()
+    x, w = random_inputs("f32", (2, 24, 7, 9), (24, 20, 4, 4), 5)
+    save(ctx, "x.npy", x)
+    save(ctx, "w.npy", w)
+    for algorithm in ("winograd", "auto"):
+        ctx.run_kernel("run", "-x", "x.npy", "-w", "w.npy", "-o", "y.npy", "--strides", "2,2", "--pads-begin", "1,1",
+                       "--pads-end", "1,1", "--algorithm", algorithm)
+        want = expected_output("f32", x, w, False, (2, 2), (1, 1), (1, 1), out_size((7, 9), (4, 4), (2, 2), (1, 1),
+                                                                                      (1, 1), (1, 1), (0, 0)))
+        scale = float(np.max(np.abs(want)))
+        check_close(load(ctx.path("y.npy")), want, 1e-4 * scale, 1e-4, f"--algorithm {algorithm}")
+
+
+@case
 def error_bad_attributes(ctx):
     good_npys(ctx)
     run = ["run", "-x", "x.npy", "-w", "w.npy", "-o", "y.npy"]
@@ -623,6 +640,8 @@ def error_bad_attributes(ctx):
     ctx.expect_error(run + ["--layout", "nchw"], 1, ["nchw"], ["y.npy"])
     ctx.expect_error(run + ["--target", "tpu"], 1, ["--target 'tpu'", "cpu", "cuda"], ["y.npy"])
     ctx.expect_error(run + ["--cpu-fallback"], 1, ["--cpu-fallback", "--target cuda"], ["y.npy"])
+    ctx.expect_error(run + ["--algorithm", "fast"], 1, ["--algorithm 'fast'", "winograd"], ["y.npy"])
+    ctx.expect_error(run + ["--algorithm", "winograd", "--strides", "2,2"], 1, ["algorithm winograd", "different tap counts"], ["y.npy"])
     ctx.expect_error(run + ["--output-shape", "9"], 1, ["output_shape"], ["y.npy"])
     ctx.expect_error(run + ["--output-padding", "1,1,1"], 1, ["output_padding"], ["y.npy"])
     ctx.expect_error(["infer-shape", "--input-shape", "1,20,224,224", "--filter-shape", "4,5,2,3,3",
