@@ -65,7 +65,15 @@ Knob count_knob(const char *name, int64_t Policy::*field, std::vector<std::strin
 const std::vector<Knob> &knobs() {
     using R = Policy::Route;
     using I = Policy::Interleave;
+    // The algorithm first: the tuner searches knobs in this order, each on the last winner, and the
+    // Winograd path's knobs refine it where the direct kernels' leave it as it is.
     static const std::vector<Knob> table = {
+        enum_knob<Policy::Algorithm>("algorithm", &Policy::algorithm,
+                                     {{Policy::Algorithm::Auto, "auto"},
+                                      {Policy::Algorithm::Direct, "direct"},
+                                      {Policy::Algorithm::Winograd, "winograd"}}),
+        count_knob("winograd_tile", &Policy::winograd_tile, {"auto", "2", "4"}, 4),
+        count_knob("winograd_slice_kib", &Policy::winograd_slice_kib, {"auto", "1024", "16384"}, 1 << 22),
         enum_knob<R>("route", &Policy::route,
                      {{R::Auto, "auto"},
                       {R::Positions, "positions"},
@@ -92,12 +100,6 @@ const std::vector<Knob> &knobs() {
         // those would repeat a branch (cmake/DeconvSchedules.cmake refuses them).
         count_knob("kernel_q_tile", &Policy::kernel_q_tile, {"auto", "3", "5", "6", "7", "8"}, 16),
         count_knob("kernel_vectors", &Policy::kernel_vectors, {"auto", "2", "3", "4"}, 8),
-        enum_knob<Policy::Algorithm>("algorithm", &Policy::algorithm,
-                                     {{Policy::Algorithm::Auto, "auto"},
-                                      {Policy::Algorithm::Direct, "direct"},
-                                      {Policy::Algorithm::Winograd, "winograd"}}),
-        count_knob("winograd_tile", &Policy::winograd_tile, {"auto", "2", "4"}, 4),
-        count_knob("winograd_slice_kib", &Policy::winograd_slice_kib, {"auto", "1024", "16384"}, 1 << 22),
     };
     return table;
 }

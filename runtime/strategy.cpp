@@ -518,7 +518,8 @@ std::string describe_execution(const Plan::Impl &p) {
     if (p.via_ncx) add("channels-first twin (transposed copies)");
     if (k.winograd.f) {
         add("winograd F(" + std::to_string(k.winograd.f->m) + ", " + std::to_string(k.winograd.f->r) + "): " +
-            k.winograd.input->name + ", products on " + k.winograd.products->name + ", " + k.winograd.output->name);
+            k.winograd.input->name + ", products on " + k.winograd.products->name + ", " + k.winograd.output->name +
+            ", slices of " + policy_knob_value(k.policy, "winograd_slice_kib") + " KiB");
         return s;
     }
     if (k.batch_rows_kernel) {

@@ -53,7 +53,7 @@ TEST(Policy, RefusesWhatIsNoKnobOrValue) {
     EXPECT_EQ(error_of("route=diagonal"),
               "test: schedule knob route does not take the value 'diagonal' (values: auto, positions, channels, "
               "channels_last, channels_first, groups)");
-    EXPECT_EQ(error_of("speed=max").rfind("test: unknown schedule knob 'speed' (known: route, interleave", 0), 0u)
+    EXPECT_EQ(error_of("speed=max").rfind("test: unknown schedule knob 'speed' (known: algorithm, winograd_tile, winograd_slice_kib, route, interleave", 0), 0u)
         << error_of("speed=max");
     EXPECT_EQ(error_of("serial"), "test: 'serial' is not knob=value");
     EXPECT_NE(error_of("channel_block=-3").find("does not take the value '-3'"), std::string::npos);
