@@ -74,6 +74,23 @@ std::vector<int64_t> most_tiles(const Plan::Impl &p, int m) {
     return t;
 }
 
+// The dense [c, xi_0 .. xi_{D-1}, g, T_0 .. T_{D-1}, n] buffer of transformed tiles (c: input
+// channels) or products (c: output channels) of `images` images, `tiles[h]` tiles per axis.
+void transformed_dims(halide_dimension_t *d, int64_t channels, int alpha, int64_t groups,
+                      const std::vector<int64_t> &tiles, int64_t images) {
+    const int rank = (int)tiles.size();
+    int64_t stride = channels;
+    set_dim(d[0], 0, channels, 1);
+    for (int h = 0; h < rank; h++, stride *= alpha) set_dim(d[1 + h], 0, alpha, stride);
+    set_dim(d[1 + rank], 0, groups, stride);
+    stride *= groups;
+    for (int h = 0; h < rank; h++) {
+        set_dim(d[2 + rank + h], 0, tiles[h], stride);
+        stride *= tiles[h];
+    }
+    set_dim(d[2 + 2 * rank], 0, images, stride);
+}
+
 int64_t power(int64_t b, int e) {
     int64_t v = 1;
     for (int i = 0; i < e; i++) v *= b;
@@ -344,13 +361,7 @@ void run_winograd(const Plan::Impl &p, const ConstTensorView &input, const std::
                 set_dim(id[2 + h], -a[h].in_offset, geo.in_spatial[i], in_nc[2 + i]);
             }
             set_dim(id[2 + rank], 0, nn, in_nc[0]);
-            int64_t stride = Ci;
-            set_dim(td[0], 0, Ci, 1);
-            for (int h = 0; h < rank; h++, stride *= alpha) set_dim(td[1 + h], 0, alpha, stride);
-            set_dim(td[1 + rank], 0, G, stride);
-            stride *= G;
-            for (int h = 0; h < rank; h++, stride *= nt[h - 1]) set_dim(td[2 + rank + h], 0, nt[h], stride);
-            set_dim(td[2 + 2 * rank], 0, nn, stride);
+            transformed_dims(td, Ci, alpha, G, nt, nn);
             halide_buffer_t in_b{}, tiles_b{};
             KernelBuffers::view(in_b, DType::f32, rank + 3, (uint8_t *)in_data + n0 * in_nc[0] * elem, id);
             KernelBuffers::view(tiles_b, DType::f32, 2 * rank + 3, tiles.data(), td);
@@ -383,13 +394,7 @@ void run_winograd(const Plan::Impl &p, const ConstTensorView &input, const std::
 
             // 3. products [co, xi.., g, T.., n] -> the phase's outputs.
             halide_dimension_t md[7];
-            stride = Co;
-            set_dim(md[0], 0, Co, 1);
-            for (int h = 0; h < rank; h++, stride *= alpha) set_dim(md[1 + h], 0, alpha, stride);
-            set_dim(md[1 + rank], 0, G, stride);
-            stride *= G;
-            for (int h = 0; h < rank; h++, stride *= nt[h - 1]) set_dim(md[2 + rank + h], 0, nt[h], stride);
-            set_dim(md[2 + 2 * rank], 0, nn, stride);
+            transformed_dims(md, Co, alpha, G, nt, nn);
             halide_buffer_t prod_b{}, out_b{};
             KernelBuffers::view(prod_b, DType::f32, 2 * rank + 3, products.data(), md);
             KernelBuffers::view(out_b, DType::f32, rank + 3, out_base, od);
