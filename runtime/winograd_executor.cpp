@@ -63,7 +63,7 @@ KernelKey products_key() {
     return k;
 }
 
-// Tiles per spec axis: enough for the phase with the most outputs.
+// Tiles per spec axis: enough for the phase with the most outputs (its sub-phases have fewer).
 std::vector<int64_t> most_tiles(const Plan::Impl &p, int m) {
     std::vector<int64_t> t;
     for (const auto &axis : p.phases) {
@@ -72,6 +72,34 @@ std::vector<int64_t> most_tiles(const Plan::Impl &p, int m) {
         t.push_back(most);
     }
     return t;
+}
+
+// One residue class of a phase's outputs along an axis whose taps read every in_step-th input
+// (dilation not a multiple of the stride): outputs q = in_step * u + rho of the phase read inputs
+// in_step * (u - j) + rho + in_offset, a dense correlation over u on the inputs of one residue
+// modulo in_step. `phase` is that correlation (its out_first, out_count and in_offset in u),
+// over the inputs in_first + in_step * x' (x' < in_extent). in_step 1: the phase itself.
+struct SubPhase {
+    AxisPhase phase;
+    int64_t out_step = 1;  // output positions per u
+    int64_t in_first = 0, in_step = 1, in_extent = 0;
+};
+
+SubPhase sub_phase(const AxisPhase &a, int64_t rho, int64_t stride, int64_t in_size) {
+    SubPhase s;
+    const int64_t d = std::max<int64_t>(1, a.in_step);
+    s.phase = a;
+    s.phase.in_step = 1;
+    s.phase.out_first = a.out_first + rho * stride;
+    s.phase.out_count = a.out_count > rho ? ceil_div(a.out_count - rho, d) : 0;
+    s.out_step = stride * d;
+    const int64_t e = rho + a.in_offset;
+    const int64_t e_q = e >= 0 ? e / d : -((-e + d - 1) / d), e_r = e - e_q * d;
+    s.phase.in_offset = e_q;
+    s.in_first = e_r;
+    s.in_step = d;
+    s.in_extent = in_size > e_r ? ceil_div(in_size - e_r, d) : 0;
+    return s;
 }
 
 // The dense [c, xi_0 .. xi_{D-1}, g, T_0 .. T_{D-1}, n] buffer of transformed tiles (c: input
@@ -110,13 +138,6 @@ std::string winograd_unsupported(const Plan::Impl &p, int m) {
     int64_t r = 0;
     for (int i = 0; i < g.rank; i++) {
         const std::string axis = "axis " + std::to_string(i);
-        for (const AxisPhase &a : p.phases[i]) {
-            if (a.tap_count > 0 && a.in_step != 1) {
-                return axis + ": dilation " + std::to_string(p.info.dilations[i]) + " with stride " +
-                       std::to_string(p.info.strides[i]) + " (its phases read every " + std::to_string(a.in_step) +
-                       "th input)";
-            }
-        }
         const int64_t t = axis_taps(p.phases[i]);
         if (t < 0) {
             return axis + ": kernel " + std::to_string(g.kernel[i]) + " at stride " + std::to_string(p.info.strides[i]) +
@@ -165,11 +186,20 @@ int64_t winograd_macs(const Plan::Impl &p, int m) {
         int64_t t = 1;
         for (size_t i = 0; i < ph.size(); i++) {
             const AxisPhase &a = p.phases[i][ph[i]];
-            t *= a.tap_count == 0 ? 0 : ceil_div(a.out_count, m) * alpha;
+            int64_t axis = 0;  // tiles of its sub-phases (SubPhase), times alpha
+            for (int64_t rho = 0; rho < std::max<int64_t>(1, a.in_step) && a.tap_count > 0; rho++)
+                axis += ceil_div(sub_phase(a, rho, 1, 1).phase.out_count, m) * alpha;
+            t *= axis;
         }
         tiles += t;
     });
     return macs * tiles;
+}
+
+int64_t winograd_phase_tiles(const Plan::Impl &p, int m) {
+    int64_t tiles = p.geo.n;
+    for (int64_t t : most_tiles(p, m)) tiles *= t;
+    return tiles;
 }
 
 void set_winograd(Plan::Impl &p, int m) {
@@ -313,22 +343,32 @@ void run_winograd(const Plan::Impl &p, const ConstTensorView &input, const std::
         int64_t phase = 0;
         for_each_combination(counts, [&](const std::vector<size_t> &ph) {
             const int64_t this_phase = phase++;
-            // Halide order: axis h is spec axis rank - 1 - h.
-            std::vector<AxisPhase> a(rank);
-            bool empty = false;
+            // Halide order: axis h is spec axis rank - 1 - h. A phase whose taps read every
+            // in_step-th input runs as in_step sub-phases per axis (SubPhase), each a dense
+            // correlation.
+            std::vector<AxisPhase> whole(rank);
+            std::vector<size_t> residues(rank);
             for (int i = 0; i < rank; i++) {
-                a[rank - 1 - i] = p.phases[i][ph[i]];
-                empty = empty || a[rank - 1 - i].tap_count == 0;
+                whole[rank - 1 - i] = p.phases[i][ph[i]];
+                residues[rank - 1 - i] = (size_t)std::max<int64_t>(1, p.phases[i][ph[i]].in_step);
+            }
+            for_each_combination(residues, [&](const std::vector<size_t> &rho) {
+            std::vector<SubPhase> a(rank);
+            bool empty = false;
+            for (int h = 0; h < rank; h++) {
+                const int i = rank - 1 - h;
+                a[h] = sub_phase(whole[h], (int64_t)rho[h], p.info.strides[i], geo.in_spatial[i]);
+                empty = empty || a[h].phase.tap_count == 0 || a[h].in_extent <= 0;
             }
             // The slice's rows of tiles of the outermost axis: outputs [r0 * m, (r0 + rows) * m) of
-            // the phase, read from the input moved by as many.
-            AxisPhase &outer = a[rank - 1];
+            // the sub-phase, read from the input moved by as many.
+            AxisPhase &outer = a[rank - 1].phase;
             const int64_t first = r0 * m;
             outer.out_count = std::min(outer.out_count - first, rows * m);
-            outer.out_first += first * p.info.strides[0];
+            outer.out_first += first * a[rank - 1].out_step;
             outer.in_offset += first;
-            for (const AxisPhase &x : a)
-                if (x.out_count <= 0) return;
+            for (const SubPhase &x : a)
+                if (x.phase.out_count <= 0) return;
             uint8_t *out_base = out_data + n0 * out_nc[0] * elem;
             // output [co, g, q.., n]
             halide_dimension_t od[5];
@@ -336,8 +376,8 @@ void run_winograd(const Plan::Impl &p, const ConstTensorView &input, const std::
             set_dim(od[1], 0, G, Co * out_nc[1]);
             for (int h = 0; h < rank; h++) {
                 const int i = rank - 1 - h;
-                out_base += a[h].out_first * out_nc[2 + i] * elem;
-                set_dim(od[2 + h], 0, a[h].out_count, p.info.strides[i] * out_nc[2 + i]);
+                out_base += a[h].phase.out_first * out_nc[2 + i] * elem;
+                set_dim(od[2 + h], 0, a[h].phase.out_count, a[h].out_step * out_nc[2 + i]);
             }
             set_dim(od[2 + rank], 0, nn, out_nc[0]);
             if (empty) {
@@ -350,20 +390,23 @@ void run_winograd(const Plan::Impl &p, const ConstTensorView &input, const std::
                 return;
             }
             std::vector<int64_t> nt(rank);
-            for (int h = 0; h < rank; h++) nt[h] = ceil_div(a[h].out_count, m);
+            for (int h = 0; h < rank; h++) nt[h] = ceil_div(a[h].phase.out_count, m);
 
-            // 1. input [ci, g, x.., n] (origin moved by in_offset) -> tiles [ci, xi.., g, T.., n].
+            // 1. input [ci, g, x.., n] (the sub-phase's inputs, origin moved by in_offset) ->
+            // tiles [ci, xi.., g, T.., n].
             halide_dimension_t id[5], td[7];
+            const uint8_t *in_base = in_data + n0 * in_nc[0] * elem;
             set_dim(id[0], 0, Ci, 1);
             set_dim(id[1], 0, G, Ci);
             for (int h = 0; h < rank; h++) {
                 const int i = rank - 1 - h;
-                set_dim(id[2 + h], -a[h].in_offset, geo.in_spatial[i], in_nc[2 + i]);
+                in_base += a[h].in_first * in_nc[2 + i] * elem;
+                set_dim(id[2 + h], -a[h].phase.in_offset, a[h].in_extent, a[h].in_step * in_nc[2 + i]);
             }
             set_dim(id[2 + rank], 0, nn, in_nc[0]);
             transformed_dims(td, Ci, alpha, G, nt, nn);
             halide_buffer_t in_b{}, tiles_b{};
-            KernelBuffers::view(in_b, DType::f32, rank + 3, (uint8_t *)in_data + n0 * in_nc[0] * elem, id);
+            KernelBuffers::view(in_b, DType::f32, rank + 3, (uint8_t *)in_base, id);
             KernelBuffers::view(tiles_b, DType::f32, 2 * rank + 3, tiles.data(), td);
             int rc = p.winograd.input->as<WinogradKernelFn>()(&in_b, &tiles_b);
             if (rc != 0) fail_kernel(p.winograd.input, rc);
@@ -400,6 +443,7 @@ void run_winograd(const Plan::Impl &p, const ConstTensorView &input, const std::
             KernelBuffers::view(out_b, DType::f32, rank + 3, out_base, od);
             rc = p.winograd.output->as<WinogradKernelFn>()(&prod_b, &out_b);
             if (rc != 0) fail_kernel(p.winograd.output, rc);
+            });
         });
       }
     }

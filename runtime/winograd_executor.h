@@ -23,12 +23,13 @@ namespace detail {
 
 // Why the Winograd path cannot run layer `p` with tiles of `m` outputs per axis, in words naming
 // the offending value; empty when it can (every phase with taps has the same r in {2, 3} taps on
-// every axis and reads consecutive inputs, the layer is 1D or 2D, float, backprop, and this build
-// has the kernels).
+// every axis, the layer is 1D or 2D, float, backprop, and this build has the kernels). Phases
+// that read every in_step-th input (dilation) run as in_step sub-phases per axis.
 std::string winograd_unsupported(const Plan::Impl &p, int m);
 // Multiply-accumulates of the matrix products (the transforms' additions not counted), for
-// comparing against Plan::Impl::macs.
+// comparing against Plan::Impl::macs; and the tiles of the phase with the most, over the batch.
 int64_t winograd_macs(const Plan::Impl &p, int m);
+int64_t winograd_phase_tiles(const Plan::Impl &p, int m);
 // Puts p on F(m, r) (winograd_unsupported(p, m) must be empty).
 void set_winograd(Plan::Impl &p, int m);
 
