@@ -455,10 +455,12 @@ void choose_cpu_kernels(Plan::Impl &p) {
 // Winograd under Algorithm::Auto: layers whose matrix products have kWinogradMinChannels or more
 // input and output channels per group (fewer leave the products kernel's register tile part
 // empty and the transforms, which cost per channel, unamortized) and that save at least half of
-// the multiplications: 2D layers (F(4, 2) saves 2.56x on 2x2-tap phases, F(4, 3) 4x on 3x3), not
-// 1D ones (F(4, 2) saves 1.6x, which the transforms and the channels-first layers' transposes
-// eat: hifigan_up3 9.6 ms direct, 12.5 on Winograd; hifigan_up1 8.2 and 7.4). Tiles of
-// kWinogradTile outputs. And layers whose phases have kWinogradMinTiles tiles or more over the
+// the multiplications (2D: F(4, 2) saves 2.56x on 2x2-tap phases, F(4, 3) 4x on 3x3), or a third
+// (1D: F(4, 2) saves 1.6x) where the direct kernels would run on channels-last data too: the
+// Winograd path transposes channels-first layers to channels last, which a smaller saving does
+// not pay for against kernels that read them as they are (hifigan_up3, on the blocked
+// interleaved kernel: 9.6 ms direct, 12.5 on Winograd; hifigan_up1, on the channels-last twin
+// either way: 8.2 and 7.4). Tiles of kWinogradTile outputs. And layers whose phases have kWinogradMinTiles tiles or more over the
 // batch: the transformed filter is alpha^D / r^D times the direct one (6.25x for F(4, 2) in 2D),
 // streamed once per slice, and fewer tiles leave the products kernel streaming more weights than
 // it multiplies (dcgan_l2, 4x4 inputs, one tile per phase and image: 21.5 ms against 17.2 direct).
@@ -482,7 +484,10 @@ int choose_winograd_tile(const Plan::Impl &p) {
     if (p.policy.algorithm == Policy::Algorithm::Winograd) return m;
     if (p.geo.c_in < kWinogradMinChannels || p.geo.c_out < kWinogradMinChannels) return 0;
     if (winograd_phase_tiles(p, m) < kWinogradMinTiles) return 0;
-    return winograd_macs(p, m) * 2 <= p.macs ? m : 0;
+    const int64_t products = winograd_macs(p, m);
+    if (products * 2 <= p.macs) return m;
+    const bool channels_last = p.geo.data_format == DataFormat::NXC || choose_via_channels_last(p);
+    return products * 3 <= p.macs * 2 && channels_last ? m : 0;
 }
 
 void choose_cpu_strategy(Plan::Impl &p, bool via_f32) {
