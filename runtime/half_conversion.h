@@ -23,6 +23,13 @@ namespace detail {
 // the kernels to sse41 (which then also tests the 16-bit kernels themselves).
 bool runs_as_f32(DType t);
 
+// One f16 value (its bits) <-> f32 in integer arithmetic, for CPUs without F16C (ARM64 and old
+// x86 CPUs run f16 layers on their own kernels, but the Winograd path computes every layer in
+// f32). Widening is exact; narrowing rounds to nearest even, overflows to infinity from 65520 on
+// and keeps a NaN a NaN: what F16C's conversions do.
+float f16_to_f32(uint16_t h);
+uint16_t f32_to_f16(float f);
+
 // Strided 16-bit tensor of `t` (f16 or bf16) -> dense f32 copy (C order), into `out` (the shape's
 // element count).
 void half_to_dense_f32(DType t, const uint16_t *src, const std::vector<int64_t> &shape,

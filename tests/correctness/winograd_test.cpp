@@ -4,6 +4,7 @@
 #include "check.h"
 
 #include "../../generators/winograd_transforms.h"
+#include "half_conversion.h"
 
 #include <gtest/gtest.h>
 
@@ -327,6 +328,38 @@ TEST(WinogradChoice, RefusesWhatItCannotRun) {
     }
     // Auto on the same layers: the direct kernels, no error.
     EXPECT_FALSE(on_winograd(plan_of(Algorithm::Auto, deconv::DType::f32, {1, 8, 6, 6}, {8, 8, 2, 2}, k2s2)));
+}
+
+// f16 layers on the Winograd path convert to f32 and back outside the kernels; where the CPU has
+// no F16C (ARM64, old x86) in integer arithmetic. It must agree with IEEE conversion: every f16
+// value widens exactly and narrows back to itself (NaNs to NaNs), and f32 values round to
+// nearest even, checked against the reference's rounding (tests/reference) on values around
+// every f16 boundary, the subnormals and the overflow threshold.
+TEST(HalfConversion, IntegerConversionsAreIeee) {
+    for (uint32_t h = 0; h < 0x10000; h++) {
+        const float f = deconv::detail::f16_to_f32((uint16_t)h);
+        const bool nan = (h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0;
+        ASSERT_EQ(std::isnan(f), nan) << std::hex << h;
+        if (nan) {
+            ASSERT_TRUE(std::isnan(deconv::detail::f16_to_f32(deconv::detail::f32_to_f16(f)))) << std::hex << h;
+            continue;
+        }
+        ASSERT_EQ(deconv::detail::f32_to_f16(f), (uint16_t)h) << std::hex << h;
+        ASSERT_EQ((double)f, (double)deconv_ref::f16_bits_to_f32((uint16_t)h)) << std::hex << h;
+        // Between this value and the next: below, at and above the midpoint.
+        if ((h & 0x7fff) < 0x7bff) {
+            const double next = deconv_ref::f16_bits_to_f32((uint16_t)(h + 1));
+            for (double t : {0.25, 0.5, 0.75}) {
+                const float x = (float)((double)f + t * (next - (double)f));
+                ASSERT_EQ((double)deconv::detail::f16_to_f32(deconv::detail::f32_to_f16(x)),
+                          deconv_ref::round_to_f16((double)x))
+                    << std::hex << h << " + " << t;
+            }
+        }
+    }
+    EXPECT_EQ(deconv::detail::f32_to_f16(65519.0f), 0x7bff);
+    EXPECT_EQ(deconv::detail::f32_to_f16(65520.0f), 0x7c00);
+    EXPECT_EQ(deconv::detail::f32_to_f16(-1e30f), 0xfc00);
 }
 
 }  // namespace
