@@ -288,12 +288,115 @@ FilterPacking pack_winograd_filter(const void *src, const std::vector<int64_t> &
     return w;
 }
 
+namespace {
+
+// One run's data as the kernels see it: channels-last, channels dense, strides in NCX order
+// (batch, channel, spatial), and the slice's scratch.
+struct WinogradRun {
+    const Plan::Impl &p;
+    const FilterPacking &packed;
+    const uint8_t *in_data;
+    uint8_t *out_data;
+    std::vector<int64_t> in_nc, out_nc;
+    uint8_t *tiles, *products;
+};
+
+// The three kernel calls of one sub-phase (`a`, Halide axis order, already cut to the slice's
+// rows) of stride phase `phase`, images [n0, n0 + nn); or its zeros when it has no taps or reads
+// no input.
+void run_sub_phase(const WinogradRun &run, const std::vector<SubPhase> &a, int64_t phase, int64_t n0, int64_t nn) {
+    const Plan::Impl &p = run.p;
+    const OpGeometry &geo = p.geo;
+    const winograd::Algorithm &f = *p.winograd.f;
+    const int rank = geo.rank, alpha = f.alpha();
+    const int64_t elem = sizeof(float), G = geo.groups, Ci = geo.c_in, Co = geo.c_out;
+    const std::vector<int64_t> &in_nc = run.in_nc, &out_nc = run.out_nc;
+
+    // output [co, g, q.., n]
+    uint8_t *out_base = run.out_data + n0 * out_nc[0] * elem;
+    halide_dimension_t od[5];
+    set_dim(od[0], 0, Co, out_nc[1]);
+    set_dim(od[1], 0, G, Co * out_nc[1]);
+    bool empty = false;
+    for (int h = 0; h < rank; h++) {
+        const int i = rank - 1 - h;
+        out_base += a[h].phase.out_first * out_nc[2 + i] * elem;
+        set_dim(od[2 + h], 0, a[h].phase.out_count, a[h].out_step * out_nc[2 + i]);
+        empty = empty || a[h].phase.tap_count == 0 || a[h].in_extent <= 0;
+    }
+    set_dim(od[2 + rank], 0, nn, out_nc[0]);
+    if (empty) {
+        std::vector<int64_t> ext, st;
+        for (int d = 0; d < rank + 3; d++) {
+            ext.push_back(od[d].extent);
+            st.push_back(od[d].stride);
+        }
+        zero_fill(out_base, elem, ext, st);
+        return;
+    }
+    std::vector<int64_t> nt(rank);
+    for (int h = 0; h < rank; h++) nt[h] = ceil_div(a[h].phase.out_count, f.m);
+
+    // 1. input [ci, g, x.., n] (the sub-phase's inputs, origin moved by in_offset) -> tiles
+    // [ci, xi.., g, T.., n].
+    halide_dimension_t id[5], td[7];
+    const uint8_t *in_base = run.in_data + n0 * in_nc[0] * elem;
+    set_dim(id[0], 0, Ci, 1);
+    set_dim(id[1], 0, G, Ci);
+    for (int h = 0; h < rank; h++) {
+        const int i = rank - 1 - h;
+        in_base += a[h].in_first * in_nc[2 + i] * elem;
+        set_dim(id[2 + h], -a[h].phase.in_offset, a[h].in_extent, a[h].in_step * in_nc[2 + i]);
+    }
+    set_dim(id[2 + rank], 0, nn, in_nc[0]);
+    transformed_dims(td, Ci, alpha, G, nt, nn);
+    halide_buffer_t in_b{}, tiles_b{};
+    KernelBuffers::view(in_b, DType::f32, rank + 3, (uint8_t *)in_base, id);
+    KernelBuffers::view(tiles_b, DType::f32, 2 * rank + 3, run.tiles, td);
+    int rc = p.winograd.input->as<WinogradKernelFn>()(&in_b, &tiles_b);
+    if (rc != 0) fail_kernel(p.winograd.input, rc);
+
+    // 2. tiles [ci, (xi.., g), (T.., n)] x filter [co, ci, (xi.., g), 1] -> products
+    // [co, (xi.., g), (T.., n)] on the 1D interior phase kernel (one tap), every tile of the
+    // slice one row.
+    halide_dimension_t pi[4], pw[4], po[4];
+    const int64_t groups = power(alpha, rank) * G;
+    int64_t positions = nn;
+    for (int h = 0; h < rank; h++) positions *= nt[h];
+    set_dim(pi[0], 0, Ci, 1);
+    set_dim(pi[1], 0, groups, Ci);
+    set_dim(pi[2], 0, positions, groups * Ci);
+    set_dim(pi[3], 0, 1, positions * groups * Ci);
+    set_dim(pw[0], 0, Co, 1);
+    set_dim(pw[1], 0, Ci, Co);
+    set_dim(pw[2], 0, groups, Ci * Co);
+    set_dim(pw[3], 0, 1, groups * Ci * Co);
+    set_dim(po[0], 0, Co, 1);
+    set_dim(po[1], 0, groups, Co);
+    set_dim(po[2], 0, positions, groups * Co);
+    set_dim(po[3], 0, 1, positions * groups * Co);
+    const uint8_t *w = run.packed.data.data() + phase * groups * Ci * Co * elem;
+    KernelBuffers b(DType::f32, 4, run.tiles, w, run.products, pi, pw, po);
+    rc = p.winograd.products->as<PhaseKernelFn>()(1, 1, 1, &b.in, &b.w, &b.out);
+    if (rc != 0) fail_kernel(p.winograd.products, rc);
+
+    // 3. products [co, xi.., g, T.., n] -> the sub-phase's outputs.
+    halide_dimension_t md[7];
+    transformed_dims(md, Co, alpha, G, nt, nn);
+    halide_buffer_t prod_b{}, out_b{};
+    KernelBuffers::view(prod_b, DType::f32, 2 * rank + 3, run.products, md);
+    KernelBuffers::view(out_b, DType::f32, rank + 3, out_base, od);
+    rc = p.winograd.output->as<WinogradKernelFn>()(&prod_b, &out_b);
+    if (rc != 0) fail_kernel(p.winograd.output, rc);
+}
+
+}  // namespace
+
 void run_winograd(const Plan::Impl &p, const ConstTensorView &input, const std::vector<int64_t> &in_st,
                   const TensorView &output, const std::vector<int64_t> &out_st, const FilterPacking &packed) {
     const OpGeometry &geo = p.geo;
-    const winograd::Algorithm &f = *p.winograd.f;
-    const int rank = geo.rank, alpha = f.alpha(), m = f.m;
-    const int64_t xis = power(alpha, rank), elem = sizeof(float);
+    const int rank = geo.rank, m = p.winograd.f->m;
+    const int64_t xis = power(p.winograd.f->alpha(), rank), elem = sizeof(float);
     const int64_t G = geo.groups, Ci = geo.c_in, Co = geo.c_out;
 
     // The transforms read and write channels at unit stride: other views go through dense copies.
@@ -317,7 +420,6 @@ void run_winograd(const Plan::Impl &p, const ConstTensorView &input, const std::
         ost = dense_strides(p.info.output_shape);
         out_data = out_dense->data();
     }
-    const std::vector<int64_t> in_nc = to_ncx(ist, DataFormat::NXC), out_nc = to_ncx(ost, DataFormat::NXC);
 
     // Slices: `slice` images at a time, or one image's rows of tiles `rows` at a time.
     const std::vector<int64_t> most = most_tiles(p, m);
@@ -334,118 +436,41 @@ void run_winograd(const Plan::Impl &p, const ConstTensorView &input, const std::
     }
     BufferPool::Lease tiles = p.slab_pool.take((size_t)(slice * rows * row_tiles * G * xis * Ci * elem));
     BufferPool::Lease products = p.slab_pool.take((size_t)(slice * rows * row_tiles * G * xis * Co * elem));
+    const WinogradRun run{p,         packed, in_data, out_data, to_ncx(ist, DataFormat::NXC), to_ncx(ost, DataFormat::NXC),
+                          tiles.data(), products.data()};
 
     std::vector<size_t> counts;
     for (const auto &axis : p.phases) counts.push_back(axis.size());
     for (int64_t n0 = 0; n0 < geo.n; n0 += slice) {
-      for (int64_t r0 = 0; r0 < most[0]; r0 += rows) {
         const int64_t nn = std::min(slice, geo.n - n0);
-        int64_t phase = 0;
-        for_each_combination(counts, [&](const std::vector<size_t> &ph) {
-            const int64_t this_phase = phase++;
-            // Halide order: axis h is spec axis rank - 1 - h. A phase whose taps read every
-            // in_step-th input runs as in_step sub-phases per axis (SubPhase), each a dense
-            // correlation.
-            std::vector<AxisPhase> whole(rank);
-            std::vector<size_t> residues(rank);
-            for (int i = 0; i < rank; i++) {
-                whole[rank - 1 - i] = p.phases[i][ph[i]];
-                residues[rank - 1 - i] = (size_t)std::max<int64_t>(1, p.phases[i][ph[i]].in_step);
-            }
-            for_each_combination(residues, [&](const std::vector<size_t> &rho) {
-            std::vector<SubPhase> a(rank);
-            bool empty = false;
-            for (int h = 0; h < rank; h++) {
-                const int i = rank - 1 - h;
-                a[h] = sub_phase(whole[h], (int64_t)rho[h], p.info.strides[i], geo.in_spatial[i]);
-                empty = empty || a[h].phase.tap_count == 0 || a[h].in_extent <= 0;
-            }
-            // The slice's rows of tiles of the outermost axis: outputs [r0 * m, (r0 + rows) * m) of
-            // the sub-phase, read from the input moved by as many.
-            AxisPhase &outer = a[rank - 1].phase;
-            const int64_t first = r0 * m;
-            outer.out_count = std::min(outer.out_count - first, rows * m);
-            outer.out_first += first * a[rank - 1].out_step;
-            outer.in_offset += first;
-            for (const SubPhase &x : a)
-                if (x.phase.out_count <= 0) return;
-            uint8_t *out_base = out_data + n0 * out_nc[0] * elem;
-            // output [co, g, q.., n]
-            halide_dimension_t od[5];
-            set_dim(od[0], 0, Co, out_nc[1]);
-            set_dim(od[1], 0, G, Co * out_nc[1]);
-            for (int h = 0; h < rank; h++) {
-                const int i = rank - 1 - h;
-                out_base += a[h].phase.out_first * out_nc[2 + i] * elem;
-                set_dim(od[2 + h], 0, a[h].phase.out_count, a[h].out_step * out_nc[2 + i]);
-            }
-            set_dim(od[2 + rank], 0, nn, out_nc[0]);
-            if (empty) {
-                std::vector<int64_t> ext, st;
-                for (int d = 0; d < rank + 3; d++) {
-                    ext.push_back(od[d].extent);
-                    st.push_back(od[d].stride);
-                }
-                zero_fill(out_base, elem, ext, st);
-                return;
-            }
-            std::vector<int64_t> nt(rank);
-            for (int h = 0; h < rank; h++) nt[h] = ceil_div(a[h].phase.out_count, m);
-
-            // 1. input [ci, g, x.., n] (the sub-phase's inputs, origin moved by in_offset) ->
-            // tiles [ci, xi.., g, T.., n].
-            halide_dimension_t id[5], td[7];
-            const uint8_t *in_base = in_data + n0 * in_nc[0] * elem;
-            set_dim(id[0], 0, Ci, 1);
-            set_dim(id[1], 0, G, Ci);
-            for (int h = 0; h < rank; h++) {
-                const int i = rank - 1 - h;
-                in_base += a[h].in_first * in_nc[2 + i] * elem;
-                set_dim(id[2 + h], -a[h].phase.in_offset, a[h].in_extent, a[h].in_step * in_nc[2 + i]);
-            }
-            set_dim(id[2 + rank], 0, nn, in_nc[0]);
-            transformed_dims(td, Ci, alpha, G, nt, nn);
-            halide_buffer_t in_b{}, tiles_b{};
-            KernelBuffers::view(in_b, DType::f32, rank + 3, (uint8_t *)in_base, id);
-            KernelBuffers::view(tiles_b, DType::f32, 2 * rank + 3, tiles.data(), td);
-            int rc = p.winograd.input->as<WinogradKernelFn>()(&in_b, &tiles_b);
-            if (rc != 0) fail_kernel(p.winograd.input, rc);
-
-            // 2. tiles [ci, (xi.., g), (T.., n)] x filter [co, ci, (xi.., g), 1] -> products
-            // [co, (xi.., g), (T.., n)] on the 1D interior phase kernel (one tap), every tile of
-            // the slice one row.
-            halide_dimension_t pi[4], pw[4], po[4];
-            const int64_t groups = xis * G;
-            int64_t positions = nn;
-            for (int h = 0; h < rank; h++) positions *= nt[h];
-            set_dim(pi[0], 0, Ci, 1);
-            set_dim(pi[1], 0, groups, Ci);
-            set_dim(pi[2], 0, positions, groups * Ci);
-            set_dim(pi[3], 0, 1, positions * groups * Ci);
-            set_dim(pw[0], 0, Co, 1);
-            set_dim(pw[1], 0, Ci, Co);
-            set_dim(pw[2], 0, groups, Ci * Co);
-            set_dim(pw[3], 0, 1, groups * Ci * Co);
-            set_dim(po[0], 0, Co, 1);
-            set_dim(po[1], 0, groups, Co);
-            set_dim(po[2], 0, positions, groups * Co);
-            set_dim(po[3], 0, 1, positions * groups * Co);
-            const uint8_t *w = packed.data.data() + this_phase * groups * Ci * Co * elem;
-            KernelBuffers b(DType::f32, 4, tiles.data(), w, products.data(), pi, pw, po);
-            rc = p.winograd.products->as<PhaseKernelFn>()(1, 1, 1, &b.in, &b.w, &b.out);
-            if (rc != 0) fail_kernel(p.winograd.products, rc);
-
-            // 3. products [co, xi.., g, T.., n] -> the phase's outputs.
-            halide_dimension_t md[7];
-            transformed_dims(md, Co, alpha, G, nt, nn);
-            halide_buffer_t prod_b{}, out_b{};
-            KernelBuffers::view(prod_b, DType::f32, 2 * rank + 3, products.data(), md);
-            KernelBuffers::view(out_b, DType::f32, rank + 3, out_base, od);
-            rc = p.winograd.output->as<WinogradKernelFn>()(&prod_b, &out_b);
-            if (rc != 0) fail_kernel(p.winograd.output, rc);
+        for (int64_t r0 = 0; r0 < most[0]; r0 += rows) {
+            int64_t phase = 0;
+            for_each_combination(counts, [&](const std::vector<size_t> &ph) {
+                const int64_t this_phase = phase++;
+                // Halide order: axis h is spec axis rank - 1 - h. A phase whose taps read every
+                // in_step-th input runs as in_step sub-phases per axis (SubPhase).
+                std::vector<size_t> residues(rank);
+                for (int i = 0; i < rank; i++)
+                    residues[rank - 1 - i] = (size_t)std::max<int64_t>(1, p.phases[i][ph[i]].in_step);
+                for_each_combination(residues, [&](const std::vector<size_t> &rho) {
+                    std::vector<SubPhase> a(rank);
+                    for (int h = 0; h < rank; h++) {
+                        const int i = rank - 1 - h;
+                        a[h] = sub_phase(p.phases[i][ph[i]], (int64_t)rho[h], p.info.strides[i], geo.in_spatial[i]);
+                    }
+                    // The slice's rows of tiles of the outermost axis: outputs [r0 * m, (r0 + rows) * m)
+                    // of the sub-phase, read from the input moved by as many.
+                    AxisPhase &outer = a[rank - 1].phase;
+                    const int64_t first = r0 * m;
+                    outer.out_count = std::min(outer.out_count - first, rows * m);
+                    outer.out_first += first * a[rank - 1].out_step;
+                    outer.in_offset += first;
+                    for (const SubPhase &x : a)
+                        if (x.phase.out_count <= 0) return;
+                    run_sub_phase(run, a, this_phase, n0, nn);
+                });
             });
-        });
-      }
+        }
     }
     if (out_dense) copy_tensor(out_dense->data(), ost, (uint8_t *)output.data, out_st, p.info.output_shape, elem);
 }
