@@ -199,8 +199,9 @@ TEST(TunedPolicies, TuneLayerSaveAndRun) {
 }
 
 // TuneOptions::algorithm Auto: the untuned plan is the rules' (Winograd for this 2D layer of 32
-// channels), the search tries the direct kernels' policies and the Winograd knobs, and every
-// candidate passes the check against the direct result (the Winograd tolerance).
+// channels and 12 x 12 tiles per phase), the search tries the direct kernels' policies and the
+// Winograd knobs, and every candidate passes the check against the direct result (the Winograd
+// tolerance).
 TEST(TunedPolicies, TuneWithWinogradAllowed) {
     if (!deconv_test::dtype_built(DType::f32) || !deconv_test::rank_built(2)) GTEST_SKIP() << "needs f32 2D kernels";
     deconv::Attributes a;
@@ -211,7 +212,7 @@ TEST(TunedPolicies, TuneWithWinogradAllowed) {
     o.max_seconds = 2;
     o.repeats = 3;
     o.algorithm = deconv::Algorithm::Auto;
-    const deconv::TuneResult r = deconv::tune_layer(deconv::Op::ConvolutionBackpropData, DType::f32, {1, 32, 12, 12},
+    const deconv::TuneResult r = deconv::tune_layer(deconv::Op::ConvolutionBackpropData, DType::f32, {1, 32, 48, 48},
                                                     {32, 32, 4, 4}, a, std::nullopt, o);
     EXPECT_NE(r.default_description.find("winograd F(4, 2)"), std::string::npos) << r.default_description;
     EXPECT_GT(r.candidates, 1);
