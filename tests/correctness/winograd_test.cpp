@@ -205,25 +205,44 @@ TEST_P(WinogradLayers, MatchTheReferenceWithinTheBound) {
         ASSERT_NE(plan.describe().find("winograd F(" + std::to_string(c.m) + ", " + std::to_string(c.r) + ")"),
                   std::string::npos)
             << plan.describe();
-        Buffer out(t, ref.shape.output_shape);
-        // Twice: the filter per run, then packed once (the packing holds its own copy).
-        for (int run = 0; run < 2; run++) {
+        // Four runs: the filter per run; packed once (the packing holds its own copy); strided
+        // views with padded strides (read and written in place); views in permuted axis orders
+        // (through the dense copies of the channels-last path).
+        const std::vector<int64_t> &out_shape = ref.shape.output_shape;
+        std::mt19937 layout_rng(77);
+        for (int run = 0; run < 4; run++) {
+            const bool views = run >= 2;
+            const StridedLayout li = views ? make_layout(in.shape, layout_rng, run == 3) : dense_layout(in.shape);
+            const StridedLayout lo = views ? make_layout(out_shape, layout_rng, run == 3) : dense_layout(out_shape);
+            Buffer vin(t, in.shape, li.span), out(t, out_shape, lo.span);
+            fill_strided(vin, in.shape, li.strides, [&] {
+                std::vector<double> v((size_t)in.count);
+                for (int64_t i = 0; i < in.count; i++) v[(size_t)i] = in.get(i);
+                return v;
+            }());
             out.fill_bytes(0xCD);
+            const auto before = out.payload();
+            const deconv::TensorView ov{out.data(), t, out_shape, lo.strides};
             if (run == 0) {
                 plan.run(in.data(), w.data(), out.data());
+            } else if (run == 1) {
+                Buffer caller = w;
+                const deconv::PackedFilter packed = plan.pack_filter(caller.cview());
+                caller.fill_bytes(0x5A);
+                plan.run(in.cview(), packed, ov);
             } else {
-                const deconv::PackedFilter packed = plan.pack_filter(w.cview());
-                w.fill_bytes(0x5A);
-                plan.run(in.cview(), packed, out.view());
+                plan.run(cview_of(vin, in.shape, li.strides), w.cview(), ov);
             }
             ASSERT_TRUE(out.guards_intact());
+            const ViewReadback back = read_strided(out, out_shape, lo, before);
+            ASSERT_LT(back.gap, 0) << "run " << run << " wrote into a gap of the output view";
             const double u = std::ldexp(1.0, -24), factor = winograd_factor(c.m, c.r, rank);
             const int64_t c_in = c.w[c.grouped ? 1 : 0];
             const std::vector<double> tile_sum = tile_abs_sums(ref, c, rank);
             double worst = 0;
             int64_t bad = 0;
-            for (int64_t i = 0; i < out.count; i++) {
-                const double exact = ref.output[(size_t)i], s = tile_sum[(size_t)i], got = out.get(i);
+            for (int64_t i = 0; i < (int64_t)back.values.size(); i++) {
+                const double exact = ref.output[(size_t)i], s = tile_sum[(size_t)i], got = back.values[(size_t)i];
                 const double terms = (double)c_in * std::pow(c.r, rank) + std::pow(c.m + c.r - 1, rank);
                 double tol = factor * terms * u * s;
                 if (t != deconv::DType::f32) tol += deconv_ref::half_ulp(to_ref(t), std::fabs(exact) + tol);
@@ -233,7 +252,7 @@ TEST_P(WinogradLayers, MatchTheReferenceWithinTheBound) {
                         ADD_FAILURE() << "output " << i << ": got " << got << ", exact " << exact << ", tolerance " << tol;
                 }
             }
-            EXPECT_EQ(bad, 0) << bad << " of " << out.count << " outputs out of bound";
+            EXPECT_EQ(bad, 0) << "run " << run << ": " << bad << " of " << back.values.size() << " outputs out of bound";
             if (t == deconv::DType::f32 && run == 0) {
                 RecordProperty("worst_error_over_u_terms_sum", std::to_string(worst));
                 std::printf("[ winograd ] %s F(%d, %d): worst |err| / ((C_in r^D + alpha^D) u S_tile) = %.4f\n", c.name, c.m,
