@@ -13,35 +13,53 @@
 namespace deconv {
 namespace gen {
 
-// `vector_ok`: the channels fill one vector (the specialization's condition).
+// The last stage's two branches, `vector_ok` (the channels fill one vector: vectorized) and the
+// scalar fallback: channels innermost, split by a vector or by one (the earlier stages are
+// computed at `c_o` in both), then what `inner` adds (the tile's unrolled loops), the channel
+// vectors, `outer` and the images. Parallel over the images and `tile_axis`, the outermost tile
+// axis; in blocks of 16 tiles when it is the only one (1D).
+template <typename Inner>
+void schedule_channel_branches(Halide::Func f, const Halide::Expr &vector_ok, int lanes, const Halide::Var &c,
+                               const Halide::Var &c_o, const Halide::Var &c_i, Inner inner,
+                               const std::vector<Halide::VarOrRVar> &outer, const Halide::Var &tile_axis, bool blocks,
+                               const Halide::Var &n) {
+    using namespace Halide;
+    const Var block(tile_axis.name() + "_block");
+    for (bool vectorized : {true, false}) {
+        Stage b = vectorized ? Stage(f.specialize(vector_ok)) : Stage(f);
+        b.split(c, c_o, c_i, vectorized ? lanes : 1, TailStrategy::ShiftInwards);
+        if (vectorized) b.vectorize(c_i);
+        std::vector<VarOrRVar> order = {c_i};
+        inner(b, order);
+        order.push_back(c_o);
+        order.insert(order.end(), outer.begin(), outer.end());
+        order.push_back(n);
+        b.reorder(order);
+        if (blocks) {
+            b.split(tile_axis, block, tile_axis, 16, TailStrategy::GuardWithIf).parallel(block);
+        } else {
+            b.parallel(tile_axis);
+        }
+        b.parallel(n);
+    }
+}
+
 inline void schedule_cpu_winograd_input(WinogradInputStages &s, const Halide::Expr &vector_ok, int lanes) {
     using namespace Halide;
     const int rank = (int)s.xi.size();
     Func v = s.stage.back();
-    Var ci_o("ci_o"), ci_i("ci_i"), t0_o("t0_o");
-    for (bool vectorized : {true, false}) {
-        Stage b = vectorized ? Stage(v.specialize(vector_ok)) : Stage(v);
-        std::vector<VarOrRVar> order;
-        // Both branches split the channels (the earlier stages are computed at ci_o).
-        b.split(s.ci, ci_o, ci_i, vectorized ? lanes : 1, TailStrategy::ShiftInwards);
-        if (vectorized) b.vectorize(ci_i);
-        order.push_back(ci_i);
-        for (int a = 0; a < rank; a++) {
-            b.unroll(s.xi[a]);
-            order.push_back(s.xi[a]);
-        }
-        order.push_back(ci_o);
-        order.push_back(s.g);
-        for (int a = 0; a < rank; a++) order.push_back(s.t[a]);
-        order.push_back(s.n);
-        b.reorder(order);
-        if (rank == 1) {
-            b.split(s.t[0], t0_o, s.t[0], 16, TailStrategy::GuardWithIf).parallel(t0_o);
-        } else {
-            b.parallel(s.t[rank - 1]);
-        }
-        b.parallel(s.n);
-    }
+    Var ci_o("ci_o"), ci_i("ci_i");
+    std::vector<VarOrRVar> outer = {s.g};
+    outer.insert(outer.end(), s.t.begin(), s.t.end());
+    schedule_channel_branches(
+        v, vector_ok, lanes, s.ci, ci_o, ci_i,
+        [&](Stage &b, std::vector<VarOrRVar> &order) {
+            for (int a = 0; a < rank; a++) {
+                b.unroll(s.xi[a]);
+                order.push_back(s.xi[a]);
+            }
+        },
+        outer, s.t[rank - 1], rank == 1, s.n);
     // The earlier stages per tile and channel vector (scalar channel in the fallback).
     for (int a = 0; a + 1 < rank; a++) {
         Func st = s.stage[a];
@@ -63,30 +81,18 @@ inline void schedule_cpu_winograd_output(WinogradOutputStages &s, const Halide::
         qo.emplace_back("q" + std::to_string(a) + "_o");
         qi.emplace_back("q" + std::to_string(a) + "_i");
     }
-    Var t0_oo("t0_oo");
-    for (bool vectorized : {true, false}) {
-        Stage b = vectorized ? Stage(out.specialize(vector_ok)) : Stage(out);
-        std::vector<VarOrRVar> order;
-        b.split(s.co, co_o, co_i, vectorized ? lanes : 1, TailStrategy::ShiftInwards);
-        if (vectorized) b.vectorize(co_i);
-        order.push_back(co_i);
-        // Whole tiles: the last one guarded where the phase's outputs end inside it.
-        for (int a = 0; a < rank; a++) {
-            b.split(s.q[a], qo[a], qi[a], m, TailStrategy::GuardWithIf).unroll(qi[a]);
-            order.push_back(qi[a]);
-        }
-        order.push_back(co_o);
-        for (int a = 0; a < rank; a++) order.push_back(qo[a]);
-        order.push_back(s.g);
-        order.push_back(s.n);
-        b.reorder(order);
-        if (rank == 1) {
-            b.split(qo[0], t0_oo, qo[0], 16, TailStrategy::GuardWithIf).parallel(t0_oo);
-        } else {
-            b.parallel(qo[rank - 1]);
-        }
-        b.parallel(s.n);
-    }
+    std::vector<VarOrRVar> outer(qo.begin(), qo.end());
+    outer.push_back(s.g);
+    schedule_channel_branches(
+        out, vector_ok, lanes, s.co, co_o, co_i,
+        [&](Stage &b, std::vector<VarOrRVar> &order) {
+            // Whole tiles: the last one guarded where the phase's outputs end inside it.
+            for (int a = 0; a < rank; a++) {
+                b.split(s.q[a], qo[a], qi[a], m, TailStrategy::GuardWithIf).unroll(qi[a]);
+                order.push_back(qi[a]);
+            }
+        },
+        outer, qo[rank - 1], rank == 1, s.n);
     for (int a = 0; a + 1 < rank; a++) {
         Func st = s.stage[a];
         st.compute_at(out, co_o);
