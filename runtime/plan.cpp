@@ -222,7 +222,6 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
             impl->fallback_reason = why;
         }
     }
-    impl->algorithm = exec.algorithm;
     if (impl->device == Device::CPU) {
         choose_policy(*impl, attrs, exec);
         detail::choose_cpu_kernels(*impl);
@@ -261,7 +260,7 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
         detail::KernelKey f32 = detail::cpu_kernel_key(*impl, rank, impl->channel_major, false);
         f32.dtype = DType::f32;
         // The Winograd path computes in f32: 16-bit layers on it run as f32 too.
-        const int winograd_tile = detail::choose_winograd_tile(*impl);
+        const int winograd_tile = detail::choose_winograd_tile(*impl, exec.algorithm);
         if (winograd_tile > 0 && dtype == DType::f32) detail::set_winograd(*impl, winograd_tile);
         if ((detail::runs_as_f32(dtype) || winograd_tile > 0) && dtype != DType::f32 && detail::find_kernel(f32)) {
             // The f32 plan runs with this plan's pins (its database entry is this layer's) and

@@ -93,8 +93,6 @@ struct Plan::Impl {
         const winograd::Algorithm *f = nullptr;
         const detail::KernelEntry *input = nullptr, *output = nullptr, *products = nullptr;
     } winograd;
-    // The ExecOptions::algorithm the plan was made with.
-    Algorithm algorithm = Algorithm::Direct;
     // Where `kernel` runs. CUDA kernels read the caller's filter unpacked, through its strides.
     Device device = Device::CPU;
     // Why a Device::CUDA request runs on the CPU (ExecOptions::allow_cpu_fallback); else empty.

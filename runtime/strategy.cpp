@@ -411,6 +411,7 @@ std::shared_ptr<const Plan::Impl> layout_twin(const Plan::Impl &p, DataFormat fo
     t->out_spatial = p.out_spatial;
     t->phases = p.phases;
     t->macs = p.macs;
+    t->winograd = p.winograd;  // a channels-first layer's Winograd path runs on its channels-last twin
     t->tiles = kernel_tiles(t->regs, t->dtype, nullptr, nullptr);
     set_cpu_kernels(*t, choose_channel_major(*t));
     if (!choose_batch_rows(*t)) choose_bordered_input(*t);
@@ -460,19 +461,20 @@ void choose_cpu_kernels(Plan::Impl &p) {
 // Winograd path transposes channels-first layers to channels last, which a smaller saving does
 // not pay for against kernels that read them as they are (hifigan_up3, on the blocked
 // interleaved kernel: 9.6 ms direct, 12.5 on Winograd; hifigan_up1, on the channels-last twin
-// either way: 8.2 and 7.4). Tiles of kWinogradTile outputs. And layers whose phases have kWinogradMinTiles tiles or more over the
-// batch: the transformed filter is alpha^D / r^D times the direct one (6.25x for F(4, 2) in 2D),
-// streamed once per slice, and fewer tiles leave the products kernel streaming more weights than
-// it multiplies (dcgan_l2, 4x4 inputs, one tile per phase and image: 21.5 ms against 17.2 direct).
+// either way: 8.2 and 7.4). Tiles of kWinogradTile outputs. And layers whose phases have
+// kWinogradMinTiles tiles or more over the batch: the transformed filter is alpha^D / r^D times
+// the direct one (6.25x for F(4, 2) in 2D), streamed once per slice, and fewer tiles leave the
+// products kernel streaming more weights than it multiplies (dcgan_l2, 4x4 inputs, one tile per
+// phase and image: 21.5 ms against 17.2 direct).
 constexpr int64_t kWinogradMinChannels = 32;
 constexpr int64_t kWinogradMinTiles = 128;
 constexpr int kWinogradTile = 4;
 
-int choose_winograd_tile(const Plan::Impl &p) {
-    if (p.algorithm == Algorithm::Direct || p.device != Device::CPU) return 0;
+int choose_winograd_tile(const Plan::Impl &p, Algorithm algorithm) {
+    if (algorithm == Algorithm::Direct || p.device != Device::CPU) return 0;
     const int m = p.policy.winograd_tile > 0 ? (int)p.policy.winograd_tile : kWinogradTile;
     const std::string why = winograd_unsupported(p, m);
-    if (p.algorithm == Algorithm::Winograd) {
+    if (algorithm == Algorithm::Winograd) {
         if (!why.empty()) {
             throw Error(ErrorKind::Unsupported,
                         std::string("algorithm winograd cannot run ") + op_name(p.op) + " " + std::to_string(p.geo.rank) +
@@ -494,11 +496,7 @@ void choose_cpu_strategy(Plan::Impl &p, bool via_f32) {
     if (via_f32) return;
     if (p.winograd.f) {
         // Channels-first layers run it on their channels-last twin (transposed copies).
-        if (p.geo.data_format == DataFormat::NCX) {
-            auto twin = std::const_pointer_cast<Plan::Impl>(layout_twin(p, DataFormat::NXC));
-            twin->winograd = p.winograd;
-            p.via_nxc = twin;
-        }
+        if (p.geo.data_format == DataFormat::NCX) p.via_nxc = layout_twin(p, DataFormat::NXC);
         return;
     }
     p.serial = choose_serial(p);

@@ -20,9 +20,9 @@ void choose_cpu_strategy(Plan::Impl &p, bool via_f32);
 // What the plan runs, in words (Plan::describe): kernels, copies, splits.
 std::string describe_execution(const Plan::Impl &p);
 // The Winograd path's tile (outputs m per axis of F(m, r)) for the layer, or 0 for the direct
-// kernels: by ExecOptions::algorithm, then the policy's pins, then the rules. Throws
-// Error(Unsupported), saying why, when the options ask for Winograd and the layer cannot take it.
-int choose_winograd_tile(const Plan::Impl &p);
+// kernels: by `algorithm` (ExecOptions::algorithm), then the policy's pins, then the rules.
+// Throws Error(Unsupported), saying why, when `algorithm` is Winograd and the layer cannot take it.
+int choose_winograd_tile(const Plan::Impl &p, Algorithm algorithm);
 // The key of the plan's CPU kernel of `rank` spatial axes.
 KernelKey cpu_kernel_key(const Plan::Impl &p, int rank, bool channel_major, bool interior, bool ci_pairs = false);
 
