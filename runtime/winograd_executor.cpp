@@ -36,6 +36,20 @@ int64_t axis_taps(const std::vector<AxisPhase> &axis) {
     return r;
 }
 
+// Taps per phase axis of a layer that winograd_unsupported accepts (the same on every axis).
+int layer_taps(const Plan::Impl &p) {
+    int64_t r = 0;
+    for (const auto &axis : p.phases) r = std::max(r, axis_taps(axis));
+    return (int)r;
+}
+
+// Phases per spec axis: the odometer's counts (for_each_combination), in the executors' order.
+std::vector<size_t> phase_counts(const Plan::Impl &p) {
+    std::vector<size_t> counts;
+    for (const auto &axis : p.phases) counts.push_back(axis.size());
+    return counts;
+}
+
 KernelKey transform_key(KernelFamily family, int rank, int m, int r) {
     KernelKey k;
     k.family = family;
@@ -93,9 +107,8 @@ SubPhase sub_phase(const AxisPhase &a, int64_t rho, int64_t stride, int64_t in_s
     s.phase.out_first = a.out_first + rho * stride;
     s.phase.out_count = a.out_count > rho ? ceil_div(a.out_count - rho, d) : 0;
     s.out_step = stride * d;
-    const int64_t e = rho + a.in_offset;
-    const int64_t e_q = e >= 0 ? e / d : -((-e + d - 1) / d), e_r = e - e_q * d;
-    s.phase.in_offset = e_q;
+    const int64_t e = rho + a.in_offset, e_r = floor_mod(e, d);
+    s.phase.in_offset = floor_div(e, d);
     s.in_first = e_r;
     s.in_step = d;
     s.in_extent = in_size > e_r ? ceil_div(in_size - e_r, d) : 0;
@@ -175,14 +188,10 @@ std::string winograd_unsupported(const Plan::Impl &p, int m) {
 
 int64_t winograd_macs(const Plan::Impl &p, int m) {
     const OpGeometry &g = p.geo;
-    int64_t r = 0;
-    for (const auto &axis : p.phases) r = std::max(r, axis_taps(axis));
-    const int64_t alpha = m + r - 1;
+    const int64_t alpha = m + layer_taps(p) - 1;
     int64_t macs = g.n * g.groups * g.c_in * g.c_out;
-    std::vector<size_t> counts;
-    for (const auto &axis : p.phases) counts.push_back(axis.size());
     int64_t tiles = 0;
-    for_each_combination(counts, [&](const std::vector<size_t> &ph) {
+    for_each_combination(phase_counts(p), [&](const std::vector<size_t> &ph) {
         int64_t t = 1;
         for (size_t i = 0; i < ph.size(); i++) {
             const AxisPhase &a = p.phases[i][ph[i]];
@@ -203,11 +212,10 @@ int64_t winograd_phase_tiles(const Plan::Impl &p, int m) {
 }
 
 void set_winograd(Plan::Impl &p, int m) {
-    int64_t r = 0;
-    for (const auto &axis : p.phases) r = std::max(r, axis_taps(axis));
-    p.winograd.f = winograd::find_algorithm(m, (int)r);
-    p.winograd.input = find_kernel(transform_key(KernelFamily::WinogradInput, p.geo.rank, m, (int)r));
-    p.winograd.output = find_kernel(transform_key(KernelFamily::WinogradOutput, p.geo.rank, m, (int)r));
+    const int r = layer_taps(p);
+    p.winograd.f = winograd::find_algorithm(m, r);
+    p.winograd.input = find_kernel(transform_key(KernelFamily::WinogradInput, p.geo.rank, m, r));
+    p.winograd.output = find_kernel(transform_key(KernelFamily::WinogradOutput, p.geo.rank, m, r));
     p.winograd.products = find_kernel(products_key());
 }
 
@@ -217,8 +225,7 @@ FilterPacking pack_winograd_filter(const void *src, const std::vector<int64_t> &
     const int rank = geo.rank, alpha = f.alpha(), r = f.r;
     const int64_t xis = power(alpha, rank), taps = power(r, rank);
     const int64_t ci_n = geo.c_in, co_n = geo.c_out;
-    std::vector<size_t> counts;
-    for (const auto &axis : p.phases) counts.push_back(axis.size());
+    const std::vector<size_t> counts = phase_counts(p);
     int64_t phases = 1;
     for (size_t c : counts) phases *= (int64_t)c;
     FilterPacking w;
@@ -231,7 +238,24 @@ FilterPacking pack_winograd_filter(const void *src, const std::vector<int64_t> &
     const FilterAxes &fa = geo.filter;
     const int64_t src_g = fa.g_stride(st), src_ci = st[fa.ci_axis], src_co = st[fa.co_axis];
     const float *in = (const float *)src;
-    std::vector<float> block((size_t)(taps * co_n)), coef((size_t)(xis * taps));
+    // The coefficient of tap t (digits j_i, spec order, last fastest) in transformed group
+    // xi_flat = sum_h xi_h alpha^h (h: Halide axis, spec axis rank - 1 - h): the product over the
+    // axes of G[xi_h][r - 1 - j], the correlation's g[j'] being tap j = r - 1 - j'. The same for
+    // every phase.
+    std::vector<float> coef((size_t)(xis * taps));
+    for (int64_t x = 0; x < xis; x++) {
+        for (int64_t t = 0; t < taps; t++) {
+            double c = 1;
+            int64_t trem = t;
+            for (int i = rank; i-- > 0;) {
+                const int64_t j = trem % r;
+                trem /= r;
+                c *= f.g[(x / power(alpha, rank - 1 - i)) % alpha][r - 1 - j];
+            }
+            coef[(size_t)(x * taps + t)] = (float)c;
+        }
+    }
+    std::vector<float> block((size_t)(taps * co_n));
     std::vector<int64_t> tap_off((size_t)taps);
     int64_t phase = 0;
     for_each_combination(counts, [&](const std::vector<size_t> &ph) {
@@ -241,9 +265,7 @@ FilterPacking pack_winograd_filter(const void *src, const std::vector<int64_t> &
             phase++;
             return;
         }
-        // Tap t (digits j_i, spec order, last fastest) is kernel tap tap_first + j*tap_step of
-        // each axis; as the correlation's g[j'] it is j' = r - 1 - j. Transformed group
-        // xi_flat = sum_h xi_h alpha^h (h: Halide axis, spec axis rank - 1 - h).
+        // Tap t of this phase is kernel tap tap_first + j * tap_step of each axis.
         for (int64_t t = 0; t < taps; t++) {
             int64_t rem = t, off = 0;
             for (int i = rank; i-- > 0;) {
@@ -253,18 +275,6 @@ FilterPacking pack_winograd_filter(const void *src, const std::vector<int64_t> &
                 off += (a.tap_first + j * a.tap_step) * st[fa.k_axes[i]];
             }
             tap_off[(size_t)t] = off;
-            for (int64_t x = 0; x < xis; x++) {
-                double c = 1;
-                int64_t trem = t;
-                for (int i = rank; i-- > 0;) {
-                    const int64_t j = trem % r;
-                    trem /= r;
-                    const int h = rank - 1 - i;
-                    const int64_t xi = (x / power(alpha, h)) % alpha;
-                    c *= f.g[xi][r - 1 - j];
-                }
-                coef[(size_t)(x * taps + t)] = (float)c;
-            }
         }
         for (int64_t g = 0; g < geo.groups; g++) {
             for (int64_t ci = 0; ci < ci_n; ci++) {
@@ -439,8 +449,7 @@ void run_winograd(const Plan::Impl &p, const ConstTensorView &input, const std::
     const WinogradRun run{p,         packed, in_data, out_data, to_ncx(ist, DataFormat::NXC), to_ncx(ost, DataFormat::NXC),
                           tiles.data(), products.data()};
 
-    std::vector<size_t> counts;
-    for (const auto &axis : p.phases) counts.push_back(axis.size());
+    const std::vector<size_t> counts = phase_counts(p);
     for (int64_t n0 = 0; n0 < geo.n; n0 += slice) {
         const int64_t nn = std::min(slice, geo.n - n0);
         for (int64_t r0 = 0; r0 < most[0]; r0 += rows) {
