@@ -2,6 +2,7 @@
 // checked against the untuned plan and timed interleaved with the incumbent.
 #include "deconv/tuning.h"
 
+#include "half_conversion.h"
 #include "kernel_registry.h"
 #include "policy.h"
 #include "schedule_database.h"
@@ -81,9 +82,7 @@ double value_at(const std::vector<uint8_t> &b, DType t, int64_t i) {
     }
     case DType::f16: {
         uint16_t h; std::memcpy(&h, at, 2);
-        const int e = (h >> 10) & 31, m = h & 1023;
-        const double mag = e == 0 ? std::ldexp(m, -24) : e == 31 ? INFINITY : std::ldexp(1024 + m, e - 25);
-        return (h & 0x8000) ? -mag : mag;
+        return detail::f16_to_f32(h);
     }
     case DType::i8: return *(const int8_t *)at;
     case DType::u8: return *at;
@@ -160,10 +159,14 @@ public:
         filter_ = random_tensor(dtype, count_of(w), rng);
         out_count_ = count_of(base.shape().output_shape);
         want_.assign((size_t)out_count_ * dtype_size(dtype), 0);
-        // The reference: the direct kernels' result (the untuned plan's, unless Winograd is allowed).
-        ExecOptions direct;
-        direct.use_schedule_database = false;
-        Plan::create(op_, dtype_, in_, w_, attrs_, out_shape_, direct).run(input_.data(), filter_.data(), want_.data());
+        // The reference: the direct kernels' result, the untuned plan's unless Winograd is allowed.
+        if (o.algorithm == Algorithm::Direct) {
+            base.run(input_.data(), filter_.data(), want_.data());
+        } else {
+            ExecOptions direct;
+            direct.use_schedule_database = false;
+            Plan::create(op_, dtype_, in_, w_, attrs_, out_shape_, direct).run(input_.data(), filter_.data(), want_.data());
+        }
         got_ = want_;
         default_.emplace(Candidate{"", base, pack(base), {}});
         // Enough runs per sample that one sample takes a millisecond or more.
