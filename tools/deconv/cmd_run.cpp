@@ -27,13 +27,17 @@ deconv::DType file_type_for(deconv::DType t) {
 
 }  // namespace
 
-deconv::ExecOptions exec_options(const std::string &target, bool cpu_fallback, const std::string &algorithm) {
-    deconv::ExecOptions e;
+deconv::Algorithm algorithm_option(const std::string &algorithm) {
     try {
-        e.algorithm = deconv::parse_algorithm(algorithm);
+        return deconv::parse_algorithm(algorithm);
     } catch (const deconv::Error &) {
         throw UsageError("--algorithm '" + algorithm + "': expected direct, winograd or auto");
     }
+}
+
+deconv::ExecOptions exec_options(const std::string &target, bool cpu_fallback, const std::string &algorithm) {
+    deconv::ExecOptions e;
+    e.algorithm = algorithm_option(algorithm);
     if (target == "cuda") {
         e.device = deconv::Device::CUDA;
     } else if (target != "cpu" && target != "host") {

@@ -46,6 +46,7 @@ int tune_command(TuneCommandOptions &o) {
     if (!(o.max_seconds > 0) || o.max_seconds > 1e6)
         throw UsageError("--max-seconds " + fmt("%g", o.max_seconds) + ": must be a positive number of seconds");
     if (o.repeats < 0 || o.repeats > 1000) throw UsageError("--repeats " + std::to_string(o.repeats) + ": must be 1 to 1000");
+    const deconv::Algorithm algorithm = algorithm_option(o.algorithm);
     load_schedule_database(o.schedules);
     LayerSelection sel = select_layers(o.layer, o.suite, o.dtype);
     const std::vector<std::string> only = split_names(o.only);
@@ -74,7 +75,7 @@ int tune_command(TuneCommandOptions &o) {
         const LayerSpec &l = layers[i];
         const deconv::DType dtype = l.dtype.value_or(deconv::DType::f32);
         deconv::TuneOptions t;
-        t.algorithm = exec_options("cpu", false, o.algorithm).algorithm;
+        t.algorithm = algorithm;
         t.max_seconds = o.max_seconds;
         t.repeats = o.repeats;
         if (terminal) {

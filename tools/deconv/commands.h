@@ -27,6 +27,8 @@ struct RunOptions {
 };
 int run_command(const RunOptions &o);
 
+// --algorithm's value; UsageError for an unknown one.
+deconv::Algorithm algorithm_option(const std::string &algorithm);
 // --target, --cpu-fallback and --algorithm as the library's ExecOptions; UsageError for an
 // unknown target or algorithm.
 deconv::ExecOptions exec_options(const std::string &target, bool cpu_fallback, const std::string &algorithm = "direct");
