@@ -307,9 +307,11 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
         if (rc != 0) fail_kernel(p.kernel, rc);
     } else {
         // The interleaved kernel serves the innermost axis's groups of s outputs (every phase at
-        // once) when the output's rows are dense; the last Y mod s outputs run on the phase kernel.
+        // once) when the output's rows are dense (channels last: always, the channels being
+        // dense); the last Y mod s outputs run on the phase kernel.
         const int in = rank - 1;
-        const bool interleave = p.interleaved_kernel && out_nc[2 + in] == 1;
+        const int64_t x_step = out_nc[2 + in];  // output elements per position of the innermost axis
+        const bool interleave = p.interleaved_kernel && (fmt == DataFormat::NXC || x_step == 1);
         const int64_t s_in = p.info.strides[in];
         const InterleavedFilter &iw = packed.interleaved;
         const int64_t groups = p.out_spatial[in] / s_in;
@@ -396,7 +398,7 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                 const KernelEntry *kernel = interior || bordered ? p.interior_kernel : p.kernel;
                 uint8_t *out_base = out_root + (out_off + out_shift) * (int64_t)elem;
                 if (interleaved_call) {
-                    set_dim(out_dims[0], 0, groups, s_in);
+                    set_dim(out_dims[dd(0)], 0, groups, s_in * x_step);
                 }
                 if (!in_slab) {
                     // No output row of this phase in the slab.
@@ -408,16 +410,17 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                     }
                     if (interleaved_call) {  // every phase of every group
                         ext.push_back(s_in);
-                        st.push_back(1);
+                        st.push_back(x_step);
                     }
                     zero_fill(out_base, elem, ext, st);
                 } else if (interleaved_call) {
-                    // [ph, q, outer axes.., co, g, n] and [j, ph, outer taps.., co, ci, g].
+                    // [ph, q, outer axes.., co, g, n] and [j, ph, outer taps.., co, ci, g], whatever the
+                    // layout (the group-vectorized kernel's groups are dense instead of its phases).
                     halide_dimension_t io_dims[7], iw_dims[7];
-                    set_dim(io_dims[0], 0, s_in, 1);
+                    set_dim(io_dims[0], 0, s_in, x_step);
                     set_dim(iw_dims[0], 0, iw.taps, iw.j);
                     set_dim(iw_dims[1], 0, s_in, iw.ph);
-                    for (int h = 0; h < dims; h++) io_dims[h + 1] = out_dims[h];
+                    for (int h = 0; h < dims; h++) io_dims[h + 1] = out_dims[dd(h)];
                     for (int h = 1; h < rank; h++) {
                         const int i = rank - 1 - h;
                         const AxisPhase &a = p.phases[i][ph[i]];
@@ -478,7 +481,7 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                             set_dim(id[3], 0, nn, gn * geo.c_in * width);
                         }
                         KernelBuffers b(p.dtype, dims + 1, part_in, iw.data.data() + (iw_off + iw_shift) * (int64_t)elem,
-                                        out_base + q0 * s_in * (int64_t)elem, id, iw_dims, io_dims);
+                                        out_base + q0 * s_in * x_step * (int64_t)elem, id, iw_dims, io_dims);
                         b.in.dimensions = dims;
                         const int rc = k->as<InterleavedKernelFn>()((int32_t)(pad - pad_rest * s_in),
                                                                             steps[1], steps[2], &b.in, &b.w, &b.out);

@@ -30,7 +30,7 @@ void gather_row(uint8_t *dst, const uint8_t *src, int64_t count, int64_t stride,
 }  // namespace
 
 InterleavedFilter pack_interleaved(const FilterPacking &f, const std::vector<AxisPhase> &inner,
-                                   const OpGeometry &geo, size_t elem);
+                                   const OpGeometry &geo, size_t elem, bool groups_innermost);
 
 FilterPacking pack_filter(const void *src, const std::vector<int64_t> &st, const Plan::Impl &p, size_t elem) {
     if (p.winograd.f) return pack_winograd_filter(src, st, p);
@@ -97,19 +97,21 @@ FilterPacking pack_filter(const void *src, const std::vector<int64_t> &st, const
             }
         }
     }
-    if (p.interleaved_kernel) f.interleaved = pack_interleaved(f, p.phases[rank - 1], geo, elem);
+    if (p.interleaved_kernel) f.interleaved = pack_interleaved(f, p.phases[rank - 1], geo, elem, p.groups);
     return f;
 }
 
 
+// [g, k_1 .. k_{D-1}, ph, j, ci, co] (outermost first), or with `groups_innermost` (the
+// group-vectorized kernel's vector loads) [k_1 .. k_{D-1}, ph, j, g, ci, co].
 InterleavedFilter pack_interleaved(const FilterPacking &f, const std::vector<AxisPhase> &inner,
-                                   const OpGeometry &geo, size_t elem) {
+                                   const OpGeometry &geo, size_t elem, bool groups_innermost) {
     const int rank = geo.rank;
     InterleavedFilter w;
     for (const AxisPhase &a : inner) w.taps = std::max(w.taps, a.tap_count);
     const int64_t block = geo.c_in * geo.c_out;  // [ci, co] in both packings
-    w.j = block;
-    w.ph = w.taps * block;
+    w.j = groups_innermost ? geo.groups * block : block;
+    w.ph = w.taps * w.j;
     int64_t outer_taps = 1, stride = (int64_t)inner.size() * w.ph;
     w.k.assign(rank - 1, 0);
     for (int i = rank - 1; i-- > 0;) {
@@ -117,8 +119,8 @@ InterleavedFilter pack_interleaved(const FilterPacking &f, const std::vector<Axi
         stride *= geo.kernel[i];
         outer_taps *= geo.kernel[i];
     }
-    w.g = stride;
-    w.data.assign((size_t)(geo.groups * stride) * elem, 0);
+    w.g = groups_innermost ? block : stride;
+    w.data.assign((size_t)(groups_innermost ? stride : geo.groups * stride) * elem, 0);
     for (int64_t g = 0; g < geo.groups; g++) {
         for (int64_t t = 0; t < outer_taps; t++) {
             int64_t rem = t, src = g * f.g, dst = g * w.g;

@@ -26,7 +26,8 @@ KernelEntry parse_kernel_row(const KernelTableRow &row) {
         throw Error(ErrorKind::Kernel, std::string("kernel table row ") + row.name + ": " + why);
     };
     if (gen == "deconv_phase_conv") e.key.family = KernelFamily::Phase;
-    else if (gen == "deconv_phase_conv_interleaved") e.key.family = KernelFamily::Interleaved;
+    else if (gen == "deconv_phase_conv_interleaved" || gen == "deconv_phase_conv_interleaved_groups")
+        e.key.family = KernelFamily::Interleaved;
     else if (gen == "deconv_group_conv") e.key.family = KernelFamily::GroupConv;
     else if (gen == "deconv_winograd_input") e.key.family = KernelFamily::WinogradInput;
     else if (gen == "deconv_winograd_output") e.key.family = KernelFamily::WinogradOutput;

@@ -18,7 +18,8 @@ namespace detail {
 // The C signatures of the kernels, one per generator (generators/*_generator.cpp).
 using PhaseKernelFn = int (*)(int32_t in_step_0, int32_t in_step_1, int32_t in_step_2, halide_buffer_t *input,
                               halide_buffer_t *filter, halide_buffer_t *output);
-// deconv_phase_conv_interleaved: the innermost axis's pads_begin, then the outer axes' steps.
+// deconv_phase_conv_interleaved and deconv_phase_conv_interleaved_groups: the innermost axis's
+// pads_begin, then the outer axes' steps.
 using InterleavedKernelFn = int (*)(int32_t pad_begin_0, int32_t in_step_1, int32_t in_step_2,
                                    halide_buffer_t *input, halide_buffer_t *filter, halide_buffer_t *output);
 using GroupConvKernelFn = int (*)(int32_t stride_0, int32_t stride_1, int32_t stride_2, int32_t dilation_0,
@@ -30,7 +31,7 @@ using AnyKernelFn = void (*)();
 using WinogradKernelFn = int (*)(halide_buffer_t *from, halide_buffer_t *to);
 
 // Which generator, hence which C signature: deconv_phase_conv (PhaseKernelFn),
-// deconv_phase_conv_interleaved (InterleavedKernelFn), deconv_group_conv (GroupConvKernelFn),
+// deconv_phase_conv_interleaved and _groups (InterleavedKernelFn), deconv_group_conv (GroupConvKernelFn),
 // deconv_winograd_input and deconv_winograd_output (WinogradKernelFn).
 enum class KernelFamily : int8_t { Phase, Interleaved, GroupConv, WinogradInput, WinogradOutput };
 

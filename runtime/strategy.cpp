@@ -123,13 +123,15 @@ void set_cpu_kernels(Plan::Impl &p, bool channel_major) {
 
 
 // The interleaved kernel of a channels-first backprop layer on the position-vectorized
-// schedule, if the layer can run it: stride 2 or 8 (blocked: 2) and dilation 1 on the innermost
-// axis, one phase per output residue in residue order (every residue has an output). Null
-// otherwise.
+// schedule, or of a channels-last depthwise layer on the group-vectorized kernels (p.groups), if
+// the layer can run it: stride 2 or 8 (blocked: 2, channels first only) and dilation 1 on the
+// innermost axis, one phase per output residue in residue order (every residue has an output).
+// Null otherwise.
 const KernelEntry *interleaved_kernel_for(const Plan::Impl &p, bool channel_major, bool blocked) {
     const int in = p.geo.rank - 1;  // the innermost axis, spec order
     const int64_t s = p.info.strides[in];
-    if (p.geo.forward || channel_major || p.geo.data_format != DataFormat::NCX || (s != 2 && (blocked || s != 8)) ||
+    const bool positions = !channel_major && p.geo.data_format == DataFormat::NCX;
+    if (p.geo.forward || !(positions || (p.groups && !blocked)) || (s != 2 && (blocked || s != 8)) ||
         p.info.dilations[in] != 1 || p.out_spatial[in] < s || (int64_t)p.phases[in].size() != s)
         return nullptr;
     for (int64_t r = 0; r < s; r++)
@@ -138,11 +140,13 @@ const KernelEntry *interleaved_kernel_for(const Plan::Impl &p, bool channel_majo
     key.family = KernelFamily::Interleaved;
     key.rank = p.geo.rank;
     key.dtype = p.dtype;
+    key.layout = p.geo.data_format;
+    key.channels = key.groups = p.groups;
     key.x_stride = (int)s;
     key.blocked = blocked;
     // Phase 0 one tap short of phase 1 (an odd kernel, odd pads_begin): the variant that skips the
     // packed zero. grouped32_up (kernel 3, pad 1): 0.237 -> 0.184 ms.
-    if (!blocked && s == 2 && p.phases[in][0].tap_count + 1 == p.phases[in][1].tap_count &&
+    if (!blocked && !p.groups && s == 2 && p.phases[in][0].tap_count + 1 == p.phases[in][1].tap_count &&
         p.policy.short_phase != Toggle::Off) {
         KernelKey short0 = key;
         short0.short_phase0 = true;
@@ -228,7 +232,7 @@ void choose_bordered_input(Plan::Impl &p) {
         const KernelEntry *ik =
             p.policy.interleave == Policy::Interleave::Off ? nullptr : interleaved_kernel_for(p, p.channel_major, blocked);
         const bool interleave = ik != nullptr;
-        if (ik) p.tiles.interleaved_groups = kernel_tiles(p.regs, p.dtype, nullptr, ik).interleaved_groups;
+        if (ik && !p.groups) p.tiles.interleaved_groups = kernel_tiles(p.regs, p.dtype, nullptr, ik).interleaved_groups;
         std::vector<int64_t> lo, hi;
         // Channel-vectorized kernels always: their bounded twin reads each input value through
         // a scalar load behind a bounds select, and the copy is small beside their reduction.

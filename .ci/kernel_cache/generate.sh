@@ -4,11 +4,11 @@
 # finished build of this checkout (CI's main build). When its build.ninja holds the very same
 # generator command (same kernel, targets and parameters) and its log shows the kernel built, the
 # kernel's files are copied from there; anything else runs that build's real generator.
-# Called through deconv_generators.sh or deconv_winograd_generators.sh, which name the generator
-# executable in DECONV_CACHED_GENERATOR.
+# Called through one wrapper per generator executable (deconv_generators.sh and its siblings),
+# which names it in DECONV_CACHED_GENERATOR.
 set -euo pipefail
 cache="${DECONV_KERNEL_CACHE:?DECONV_KERNEL_CACHE must name a built deconv build folder}"
-exe="${DECONV_CACHED_GENERATOR:?run through deconv_generators.sh or deconv_winograd_generators.sh}"
+exe="${DECONV_CACHED_GENERATOR:?run through a wrapper such as deconv_generators.sh}"
 gen="$cache/generators/$exe"  # for kernels not in the cache
 name=""
 prev=""

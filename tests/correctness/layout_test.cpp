@@ -15,6 +15,8 @@
 //                           67, 96 x rows of 1, 5, 17, 40 positions, every built dtype (the
 //                           channels-last kernels' scalar, 4-lane, vector and full-tile paths
 //                           and their tails).
+//                           DepthwiseEveryGroupTile and DepthwiseInterleavedEveryTile: the
+//                           group-vectorized kernels of depthwise layers, per phase and interleaved.
 //   LayoutViews.*           non-dense NXC views with Plan::run's view overload: channel slices of
 //                           concatenated tensors, padded rows, the output's gaps untouched.
 //   LayoutFormat.*          NCX set explicitly equals the default; NXC really is channels last.
@@ -254,6 +256,67 @@ TEST(LayoutWide, DepthwiseEveryGroupTile) {
                 check_random_case(t, seed, i % 3, p, ran, failed);
             }
     }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
+// Channels-last depthwise layers with stride 2 or 8 on the innermost axis run its phases together
+// on the interleaved group kernel (cpu_interleaved_groups_schedule.h): group counts on every
+// side of its tiles (scalar under four, 4-lane, one vector, the full tile, with shifted last
+// tiles), rows of 1 to 9 groups of s outputs (narrower and wider than its position tile), 1, 2
+// and 3 taps per phase and a phase one tap short (kernels s, 2s, 3s, 2s - 1), pads_begin at the
+// kernel's common residue and off it, the Y mod s outputs past the last whole group
+// (output_padding), ranks 1-3, batch 1-2; f32, and f16 (run as f32 where the CPU has F16C). Every
+// case checks that the plan names the interleaved group kernel where it is built (x86-64 f32
+// plans; unless the environment pins a knob that keeps it off: the unbordered_* ctest runs).
+TEST(LayoutWide, DepthwiseInterleavedEveryTile) {
+    int ran = 0, failed = 0, i = 0, routed = 0;
+    for (DType t : {DType::f32, DType::f16}) {
+        if (!deconv_test::dtype_built(t)) continue;
+        for (int64_t s : {2, 8})
+            for (int64_t groups : {1, 3, 4, 5, 8, 13, 16, 21, 33, 64, 70})
+                for (int64_t x : {1, 2, 3, 5, 9}) {
+                    const int rank = 1 + (i % 3);
+                    const uint64_t seed = deconv_test::sweep_seed(t, rank, 7500 + i);
+                    const int64_t kernels[4] = {2 * s, s, 3 * s, 2 * s - 1};
+                    const int64_t k = kernels[i % 4];
+                    const int64_t pads[4] = {s == 2 ? 1 : 0, 0, s - 1, s + 1};
+                    const int64_t pad = std::min(pads[(i / 4) % 4], k - 1);
+                    i++;
+                    if (!deconv_test::rank_built(rank)) continue;
+                    deconv_ref::Problem p;
+                    p.grouped = true;
+                    p.input_shape = {i % 5 == 0 ? 2 : 1, groups};
+                    p.filter_shape = {groups, 1, 1};
+                    for (int a = 0; a < rank; a++) {
+                        const bool inner = a == rank - 1;
+                        p.input_shape.push_back(inner ? x : 3);
+                        p.filter_shape.push_back(inner ? k : 3);
+                        p.strides.push_back(inner ? s : 2);
+                        p.pads_begin.push_back(inner ? pad : 1);
+                        p.pads_end.push_back(0);
+                        p.output_padding.push_back(inner ? i % (int)s : 0);
+                    }
+                    if (t == DType::f32 && deconv_ref::resolve(p).out_spatial.back() >= s) {
+                        const deconv::Plan plan = deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, t,
+                                                                       nxc_shape(p.input_shape), p.filter_shape,
+                                                                       nxc_attrs(p));
+                        const std::string how = plan.describe();
+#if defined(__x86_64__)
+                        const bool pinned = how.find("bordered_input=") != std::string::npos ||
+                                            how.find("interleave=") != std::string::npos ||
+                                            how.find("route=") != std::string::npos;
+                        if (!pinned) {
+                            EXPECT_NE(how.find("interleaved deconv_phase_conv_interleaved_nxc_groups_s"), std::string::npos)
+                                << how;
+                            routed++;
+                        }
+#endif
+                    }
+                    check_random_case(t, seed, i % 3, p, ran, failed);
+                }
+    }
+    std::printf("[ routed   ] %d of %d cases on the interleaved group kernel\n", routed, ran);
     EXPECT_GT(ran, 0);
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
