@@ -80,7 +80,11 @@ void warn_once(const std::string &message) {
 // group-vectorized kernels, where this build has them: every operand a vector load. On the
 // channels-last kernels they ran scalar (centernet_dla_dw_nxc 10.3 ms); on the channels-first
 // twin the transposes took three times the kernels' time (0.35-0.41 ms against 0.08-0.10 for
-// the channels-first layer). The route pins channels_first or channels_last instead.
+// the channels-first layer). At stride 2 or 8 on the innermost axis their interleaved kernel
+// serves every phase of that axis at once (interleaved_kernel_for): the per-phase calls wrote
+// every s-th position of the rows and fetched the output's lines again per phase
+// (fcn8s_upscore8_nxc 2.4-2.9 -> 1.2 ms, centernet_dla_dw_nxc 0.12-0.16 -> 0.077). The route
+// pins channels_first or channels_last instead.
 bool uses_groups(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
     if (g.forward || g.data_format != DataFormat::NXC || g.c_in != 1 || g.c_out != 1) return false;
