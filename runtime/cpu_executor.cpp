@@ -50,6 +50,7 @@ constexpr int64_t kSliceMaxGrowth = 4;  // output elements per input element, at
 // output per slice at most. DECONV_GROUP_SLICES=0 turns these off too.
 constexpr int64_t kSliceMaxFilterBytes = 512 * 1024;  // either kind of slice
 constexpr int64_t kSliceOutputBytes = 512 * 1024;
+constexpr int64_t kSliceInputBytes = 512 * 1024;
 
 // Row slabs: channels-first layers of one or a few images on the channels-last kernels (vnet_up_3x3x3)
 // run in slabs of rows of the outermost output axis: each computes its rows of every phase into a
@@ -98,10 +99,19 @@ Slicing slicing(const Plan::Impl &p, bool copies_input, bool dense_output, size_
         if (g.n * slabs < 2 * threads) return {};
         return {g.n * slabs, g.n * slabs, false, slab_rows};
     }
-    if (g.data_format == DataFormat::NXC || !copies_input) return {};
+    // Channels-last layers on the channel-dot kernels with a batch run in slices of images
+    // (kSliceInputBytes of input each), each copying its images into the bordered input and
+    // running every phase on them while they sit in L2: whole, each phase read the whole input
+    // from memory again (dcgan_l5_nxc: 17 MB, four phases).
     int64_t in_count = 1, out_count = 1;
     for (int64_t v : p.input_shape) in_count *= v;
     for (int64_t v : p.info.output_shape) out_count *= v;
+    if (p.dots && copies_input && g.n >= 2 * threads) {
+        const int64_t image_bytes = (int64_t)elem * in_count / g.n;
+        const int64_t per_slice = std::max<int64_t>(1, kSliceInputBytes / std::max<int64_t>(image_bytes, 1));
+        return {std::max(2 * threads, (g.n + per_slice - 1) / per_slice), g.n, true};
+    }
+    if (g.data_format == DataFormat::NXC || !copies_input) return {};
     if (out_count > kSliceMaxGrowth * in_count) return {};
     const int64_t units = g.n * g.groups;
     if (units < 2 * threads) return {};
@@ -183,7 +193,8 @@ void call_phase_kernel(const Plan::Impl &p, const KernelEntry *kernel, const Fil
 }  // namespace
 
 int64_t channels_last_row_tile(const Plan::Impl &p) {
-    if (!p.channel_major || p.groups || p.policy.exact_row_tiles == Toggle::Off) return 0;
+    // (The channel-dot kernels' shifted last tiles recompute at most 3 of a row's positions.)
+    if (!p.channel_major || p.groups || p.dots || p.policy.exact_row_tiles == Toggle::Off) return 0;
     return p.tiles.row_positions;
 }
 

@@ -12,7 +12,7 @@ namespace detail {
 bool KernelKey::operator==(const KernelKey &o) const {
     return family == o.family && rank == o.rank && dtype == o.dtype && device == o.device && layout == o.layout &&
            channels == o.channels && bounded == o.bounded && x_stride == o.x_stride && blocked == o.blocked &&
-           short_phase0 == o.short_phase0 && ci_pairs == o.ci_pairs && groups == o.groups && tile == o.tile &&
+           short_phase0 == o.short_phase0 && ci_pairs == o.ci_pairs && groups == o.groups && dots == o.dots && tile == o.tile &&
            taps == o.taps;
 }
 
@@ -25,7 +25,8 @@ KernelEntry parse_kernel_row(const KernelTableRow &row) {
     const auto fail = [&](const std::string &why) {
         throw Error(ErrorKind::Kernel, std::string("kernel table row ") + row.name + ": " + why);
     };
-    if (gen == "deconv_phase_conv") e.key.family = KernelFamily::Phase;
+    e.key.dots = gen == "deconv_phase_conv_dots";
+    if (gen == "deconv_phase_conv" || e.key.dots) e.key.family = KernelFamily::Phase;
     else if (gen == "deconv_phase_conv_interleaved" || gen == "deconv_phase_conv_interleaved_groups")
         e.key.family = KernelFamily::Interleaved;
     else if (gen == "deconv_group_conv") e.key.family = KernelFamily::GroupConv;

@@ -30,7 +30,7 @@ using AnyKernelFn = void (*)();
 // deconv_winograd_input / _output (generators/winograd_generator.cpp): input -> tiles, products -> output.
 using WinogradKernelFn = int (*)(halide_buffer_t *from, halide_buffer_t *to);
 
-// Which generator, hence which C signature: deconv_phase_conv (PhaseKernelFn),
+// Which generator, hence which C signature: deconv_phase_conv and _dots (PhaseKernelFn),
 // deconv_phase_conv_interleaved and _groups (InterleavedKernelFn), deconv_group_conv (GroupConvKernelFn),
 // deconv_winograd_input and deconv_winograd_output (WinogradKernelFn).
 enum class KernelFamily : int8_t { Phase, Interleaved, GroupConv, WinogradInput, WinogradOutput };
@@ -49,6 +49,7 @@ struct KernelKey {
     bool short_phase0 = false;  // interleaved: phase 0 one tap short (`short_phase=0`)
     bool ci_pairs = false;   // bf16 input-channel pairs (`ci_pairs`)
     bool groups = false;     // vectorizes groups: channels-last depthwise (`vectorize=groups`)
+    bool dots = false;       // vectorizes input channels: channels last, 1-3 output channels (deconv_phase_conv_dots)
     int tile = 0, taps = 0;  // Winograd transforms: F(tile, taps) (`tile`, `taps`)
 
     bool operator==(const KernelKey &o) const;

@@ -48,6 +48,9 @@ struct Plan::Impl {
     bool ci_pairs = false;
     // Channels-last depthwise layers on the group-vectorized kernels (KernelKey::groups).
     bool groups = false;
+    // Channels-last layers of 1-3 output channels per group on the kernels that vectorize input
+    // channels (KernelKey::dots).
+    bool dots = false;
     // Backprop layers whose input is small enough (channel-vectorized ones, and position-
     // vectorized ones with few output channels) run every phase on the interior kernel over a
     // zero-bordered copy of the input (bordered_input.h): the bounded kernels' clamped reads

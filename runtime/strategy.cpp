@@ -11,6 +11,8 @@
 #include "kernel_call.h"
 #include "winograd_executor.h"
 
+#include "../generators/schedules/channel_dots_facts.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <initializer_list>
@@ -34,6 +36,7 @@ KernelKey cpu_kernel_key(const Plan::Impl &p, int rank, bool channel_major, bool
     k.bounded = p.geo.forward || !interior;
     k.ci_pairs = nxc && ci_pairs && !p.geo.forward;
     k.groups = p.groups && !p.geo.forward;
+    k.dots = p.dots && !p.geo.forward;
     return k;
 }
 
@@ -95,11 +98,28 @@ bool uses_groups(const Plan::Impl &p) {
     return find_kernel(bounded) && find_kernel(interior);
 }
 
+// Channels-last backprop layers with at most tiles::kDotsMaxChannels output channels per group and at
+// least a vector of input channels run the kernels that vectorize input channels
+// (cpu_channel_dots_schedule.h), where this build has them: each output a dot product over
+// the channels-last input's dense channels. The channels-last kernels ran their outputs scalar
+// and the channels-first twin the layers took instead transposed the whole input
+// (dcgan_l5_nxc, 64 -> 3 channels: ? ms). The route pins channels_first instead.
+bool uses_channel_dots(const Plan::Impl &p) {
+    const OpGeometry &g = p.geo;
+    if (g.forward || g.data_format != DataFormat::NXC || g.c_out > tiles::kDotsMaxChannels || g.c_in < p.tiles.lanes) return false;
+    const Policy::Route r = p.policy.route;
+    if (r != Policy::Route::Auto && r != Policy::Route::ChannelsLast) return false;
+    KernelKey bounded = cpu_kernel_key(p, g.rank, true, false, false), interior = cpu_kernel_key(p, g.rank, true, true, false);
+    bounded.dots = interior.dots = true;
+    return find_kernel(bounded) && find_kernel(interior);
+}
+
 void set_cpu_kernels(Plan::Impl &p, bool channel_major) {
     const int rank = p.geo.rank;
     p.channel_major = channel_major;
     p.groups = channel_major && uses_groups(p);
     p.ci_pairs = channel_major && !p.groups && uses_bf16_dot(p);
+    p.dots = channel_major && !p.groups && !p.ci_pairs && uses_channel_dots(p);
     const KernelKey bounded = cpu_kernel_key(p, rank, p.channel_major, false, p.ci_pairs);
     const KernelKey interior = cpu_kernel_key(p, rank, p.channel_major, true, p.ci_pairs);
     p.kernel = find_kernel(bounded);
@@ -107,7 +127,7 @@ void set_cpu_kernels(Plan::Impl &p, bool channel_major) {
     // Pinned register tiles: the channel-vectorized kernels built with them, where this build has
     // them (generators/CMakeLists.txt, DECONV_SCHEDULES).
     const Policy &pin = p.policy;
-    if (bounded.channels && !p.geo.forward && (pin.kernel_q_tile > 0 || pin.kernel_vectors > 0)) {
+    if (bounded.channels && !p.geo.forward && !p.groups && !p.dots && (pin.kernel_q_tile > 0 || pin.kernel_vectors > 0)) {
         ScheduleKnobs knobs = p.kernel ? p.kernel->knobs : ScheduleKnobs{};
         if (pin.kernel_q_tile > 0) knobs.q_tile = (int)pin.kernel_q_tile;
         if (pin.kernel_vectors > 0) knobs.vectors = (int)pin.kernel_vectors;
@@ -356,7 +376,7 @@ constexpr int64_t kBatchRowsMinImages = 16;
 
 bool choose_batch_rows(Plan::Impl &p) {
     const OpGeometry &g = p.geo;
-    if (g.forward || g.data_format != DataFormat::NXC || !p.channel_major || p.groups || g.rank > 2 ||
+    if (g.forward || g.data_format != DataFormat::NXC || !p.channel_major || p.groups || p.dots || g.rank > 2 ||
         p.policy.batch_rows == Toggle::Off)
         return false;
     if (p.policy.batch_rows != Toggle::On) {
@@ -435,7 +455,7 @@ std::shared_ptr<const Plan::Impl> layout_twin(const Plan::Impl &p, DataFormat fo
 
 bool choose_via_channels_first(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
-    if (g.forward || g.data_format != DataFormat::NXC || p.ci_pairs || p.groups) return false;
+    if (g.forward || g.data_format != DataFormat::NXC || p.ci_pairs || p.groups || p.dots) return false;
     const bool forced = p.policy.route == Policy::Route::ChannelsFirst;
     if (!forced && (p.policy.route != Policy::Route::Auto || g.c_out >= p.tiles.lanes)) return false;
     return has_layout_kernels(p, DataFormat::NCX) && layout_copies_fit(p);
@@ -554,7 +574,7 @@ std::string describe_execution(const Plan::Impl &p) {
     // (One output channel per group: the group-vectorized kernels have no channel blocks or row
     // splits.)
     if (k.channel_block > 0 && !k.groups) add("channel blocks of " + std::to_string(k.channel_block));
-    if (k.channel_major && !k.groups && k.policy.exact_row_tiles != Toggle::Off) {
+    if (k.channel_major && !k.groups && !k.dots && k.policy.exact_row_tiles != Toggle::Off) {
         add("row tile " + std::to_string(k.tiles.row_positions));
     }
     if (p.serial) add("serial");

@@ -3,7 +3,7 @@
 # the build named by DECONV_KERNEL_CACHE when that build ran the same generator command, instead
 # of generating it once more (a kernel costs 30-60 s; the sanitizer builds need ~100 of them).
 # One per generator executable of generators/CMakeLists.txt, each through its own script.
-foreach(_gen IN ITEMS deconv_generators deconv_winograd_generators deconv_depthwise_generators)
+foreach(_gen IN ITEMS deconv_generators deconv_winograd_generators deconv_few_channel_generators)
   if(NOT TARGET deconv::halide_generators::${_gen})
     add_executable(deconv::halide_generators::${_gen} IMPORTED)
     set_target_properties(deconv::halide_generators::${_gen} PROPERTIES

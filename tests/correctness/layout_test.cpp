@@ -16,7 +16,8 @@
 //                           channels-last kernels' scalar, 4-lane, vector and full-tile paths
 //                           and their tails).
 //                           DepthwiseEveryGroupTile and DepthwiseInterleavedEveryTile: the
-//                           group-vectorized kernels of depthwise layers, per phase and interleaved.
+//                           group-vectorized kernels of depthwise layers, per phase and interleaved;
+//                           FewOutputChannelsEveryDotTile: the kernels that vectorize input channels.
 //   LayoutViews.*           non-dense NXC views with Plan::run's view overload: channel slices of
 //                           concatenated tensors, padded rows, the output's gaps untouched.
 //   LayoutFormat.*          NCX set explicitly equals the default; NXC really is channels last.
@@ -317,6 +318,61 @@ TEST(LayoutWide, DepthwiseInterleavedEveryTile) {
                 }
     }
     std::printf("[ routed   ] %d of %d cases on the interleaved group kernel\n", routed, ran);
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
+// Channels-last layers of 1-3 output channels per group and a vector or more of input channels
+// run the kernels that vectorize input channels (cpu_channel_dots_schedule.h): every output
+// channel count they specialize, input channels a whole number of vectors or not (16, 8 and 4
+// lanes), rows narrower and wider than their position tile, strides 1-2 with kernels 1-4 (the
+// interior and bounded kernels), groups, ranks 1-3, and batches of 1 and 5 (5 images run in image
+// slices where the layer is large enough to be parallel); f32, and f16 (run as f32 where the CPU
+// has F16C). Every f32 case with at least 16 input channels checks that the plan names the kernel
+// where it is built (x86-64), unless the environment pins a knob that keeps it off.
+TEST(LayoutWide, FewOutputChannelsEveryDotTile) {
+    int ran = 0, failed = 0, i = 0, routed = 0;
+    for (DType t : {DType::f32, DType::f16}) {
+        if (!deconv_test::dtype_built(t)) continue;
+        for (int64_t cout : {1, 2, 3})
+            for (int64_t cin : {4, 8, 12, 16, 24, 40, 64})
+                for (int64_t x : {1, 3, 4, 5, 9, 19}) {
+                    const int rank = 1 + (i % 3);
+                    const uint64_t seed = deconv_test::sweep_seed(t, rank, 8100 + i);
+                    const int64_t s = 1 + i % 2, k = 1 + (i / 2) % 4;
+                    const int64_t groups = i % 5 == 0 ? 2 : 1;
+                    const int64_t n = x == 19 ? 5 : 1 + (i / 7) % 2;
+                    i++;
+                    if (!deconv_test::rank_built(rank)) continue;
+                    deconv_ref::Problem p;
+                    p.grouped = groups > 1;
+                    p.input_shape = {n, groups * cin};
+                    p.filter_shape = p.grouped ? std::vector<int64_t>{groups, cin, cout} : std::vector<int64_t>{cin, cout};
+                    for (int a = 0; a < rank; a++) {
+                        const bool inner = a == rank - 1;
+                        p.input_shape.push_back(inner ? x : (x == 19 ? 12 : 3));
+                        p.filter_shape.push_back(inner ? k : 2);
+                        p.strides.push_back(inner ? s : 2);
+                        p.pads_begin.push_back(inner ? std::min<int64_t>(1, k - 1) : 0);
+                        p.pads_end.push_back(0);
+                    }
+                    if (t == DType::f32 && cin >= 16) {
+                        const deconv::Plan plan =
+                            deconv::Plan::create(p.grouped ? deconv::Op::GroupConvolutionBackpropData
+                                                           : deconv::Op::ConvolutionBackpropData,
+                                                 t, nxc_shape(p.input_shape), p.filter_shape, nxc_attrs(p));
+                        const std::string how = plan.describe();
+#if defined(__x86_64__)
+                        if (how.find("route=") == std::string::npos) {
+                            EXPECT_NE(how.find("kernel deconv_phase_conv_nxc_dots_"), std::string::npos) << how;
+                            routed++;
+                        }
+#endif
+                    }
+                    check_random_case(t, seed, i % 3, p, ran, failed);
+                }
+    }
+    std::printf("[ routed   ] %d of %d cases on the channel-dot kernels\n", routed, ran);
     EXPECT_GT(ran, 0);
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
