@@ -474,13 +474,14 @@ struct OnTwoThreads {
     const char *env_;
 };
 
-// Channels-first layers on the channels-last kernels with a batch of at least two images per
-// thread run on two threads in slices of whole images, each transposing its images' input in,
-// computing them and transposing their output back (runtime/cpu_executor.cpp, Slicing::images): 5 and 9
-// images over 4 and more slices, slices of one and of several images (a 2D layer with rows of
-// 38 outputs x 40 channels: 12 KiB per image, so one slice holds several), bordered and
-// unbordered phases, every rank, dtype and API (strided views included).
-TEST(ChannelsFirstOnChannelsLastKernels, ImageSlicesOnTwoThreads) {
+// Layers with a batch of at least two images per thread run on two threads in slices of whole
+// images (runtime/cpu_executor.cpp, Slicing::images): channels-first ones on the channels-last
+// kernels, each slice transposing its images' input in, computing them and transposing their
+// output back; channels-last ones, each slice copying its images into the bordered input and
+// computing them. 5 and 9 images over 4 and more slices, slices of one and of several images (a
+// 2D layer with rows of 38 outputs x 40 channels: 12 KiB per image, so one slice holds several),
+// bordered and unbordered phases, every rank, dtype and API (strided views included).
+void check_image_slices(DataFormat format) {
     const OnTwoThreads two_threads;
     int ran = 0;
     for (DType t : deconv_test::all_dtypes()) {
@@ -490,6 +491,7 @@ TEST(ChannelsFirstOnChannelsLastKernels, ImageSlicesOnTwoThreads) {
             for (int i = 0; i < 4; i++) {
                 std::mt19937 rng(static_cast<uint32_t>(2000 * rank + 10 * i + static_cast<int>(t)));
                 GenCase c;
+                c.format = format;
                 c.dtype = t;
                 c.seed = rng();
                 c.api = (i + rank) % 3;
@@ -515,6 +517,9 @@ TEST(ChannelsFirstOnChannelsLastKernels, ImageSlicesOnTwoThreads) {
     }
     EXPECT_GT(ran, 0);
 }
+
+TEST(ChannelsFirstOnChannelsLastKernels, ImageSlicesOnTwoThreads) { check_image_slices(DataFormat::NCX); }
+TEST(ChannelsLastLayers, ImageSlicesOnTwoThreads) { check_image_slices(DataFormat::NXC); }
 
 TEST(PlanApi, PlansForEveryDtypeAndRank) {
     int ran = 0;
