@@ -211,6 +211,46 @@ TEST(LayoutWide, EveryChannelWidthAndRowLength) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
+// One spatial axis of a test problem: input positions, kernel, stride, pads_begin, output_padding.
+struct AxisSpec {
+    int64_t x, k, s, pad_begin, output_padding = 0;
+};
+
+// A problem (NCX shapes, as the reference sees them) of `groups` groups of `cin` -> `cout`
+// channels (GroupConvolutionBackpropData when `grouped`), its innermost axis `inner` and every
+// other axis `outer`, no pads_end.
+deconv_ref::Problem grouped_problem(int64_t n, int64_t groups, int64_t cin, int64_t cout, bool grouped, int rank,
+                                    const AxisSpec &inner, const AxisSpec &outer) {
+    deconv_ref::Problem p;
+    p.grouped = grouped;
+    p.input_shape = {n, groups * cin};
+    p.filter_shape = grouped ? std::vector<int64_t>{groups, cin, cout} : std::vector<int64_t>{cin, cout};
+    for (int a = 0; a < rank; a++) {
+        const AxisSpec &axis = a == rank - 1 ? inner : outer;
+        p.input_shape.push_back(axis.x);
+        p.filter_shape.push_back(axis.k);
+        p.strides.push_back(axis.s);
+        p.pads_begin.push_back(axis.pad_begin);
+        p.pads_end.push_back(0);
+        p.output_padding.push_back(axis.output_padding);
+    }
+    return p;
+}
+
+// Whether the plan of NXC problem `p` names `part` (a kernel) in Plan::describe(), expected unless
+// the environment pins a knob that can keep it off (the unbordered_* and schedule ctest runs):
+// 1 where checked, 0 where pinned.
+int expect_plan_runs(DType t, const deconv_ref::Problem &p, const std::string &part) {
+    const deconv::Plan plan = deconv::Plan::create(
+        p.grouped ? deconv::Op::GroupConvolutionBackpropData : deconv::Op::ConvolutionBackpropData, t,
+        nxc_shape(p.input_shape), p.filter_shape, nxc_attrs(p));
+    const std::string how = plan.describe();
+    for (const char *pin : {"bordered_input=", "interleave=", "route="})
+        if (how.find(pin) != std::string::npos) return 0;
+    EXPECT_NE(how.find(part), std::string::npos) << how;
+    return 1;
+}
+
 // Channels-last depthwise layers (one input and one output channel per group) run the
 // group-vectorized kernels: group counts on every side of their tiles (4-lane, one vector, the
 // full tile of several vectors, and scalar under four; lanes are 4 to 16), rows narrower and
@@ -229,18 +269,8 @@ TEST(LayoutWide, DepthwiseEveryGroupTile) {
                 const int64_t s = 1 + i % 3, k = 1 + (i / 3) % 4;
                 i++;
                 if (!deconv_test::rank_built(rank)) continue;
-                deconv_ref::Problem p;
-                p.grouped = true;
-                p.input_shape = {i % 5 == 0 ? 2 : 1, groups};
-                p.filter_shape = {groups, 1, 1};
-                for (int a = 0; a < rank; a++) {
-                    const bool inner = a == rank - 1;
-                    p.input_shape.push_back(inner ? x : 2);
-                    p.filter_shape.push_back(inner ? k : 2);
-                    p.strides.push_back(inner ? s : 2);
-                    p.pads_begin.push_back(inner ? std::min<int64_t>(1, k - 1) : 0);
-                    p.pads_end.push_back(0);
-                }
+                const deconv_ref::Problem p = grouped_problem(i % 5 == 0 ? 2 : 1, groups, 1, 1, true, rank,
+                                                              {x, k, s, std::min<int64_t>(1, k - 1)}, {2, 2, 2, 0});
                 if (!routed && groups >= 16) {
                     const deconv::Plan plan = deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, t,
                                                                    nxc_shape(p.input_shape), p.filter_shape,
@@ -269,7 +299,7 @@ TEST(LayoutWide, DepthwiseEveryGroupTile) {
 // kernel's common residue and off it, the Y mod s outputs past the last whole group
 // (output_padding), ranks 1-3, batch 1-2; f32, and f16 (run as f32 where the CPU has F16C). Every
 // case checks that the plan names the interleaved group kernel where it is built (x86-64 f32
-// plans; unless the environment pins a knob that keeps it off: the unbordered_* ctest runs).
+// plans; expect_plan_runs).
 TEST(LayoutWide, DepthwiseInterleavedEveryTile) {
     int ran = 0, failed = 0, i = 0, routed = 0;
     for (DType t : {DType::f32, DType::f16}) {
@@ -285,35 +315,12 @@ TEST(LayoutWide, DepthwiseInterleavedEveryTile) {
                     const int64_t pad = std::min(pads[(i / 4) % 4], k - 1);
                     i++;
                     if (!deconv_test::rank_built(rank)) continue;
-                    deconv_ref::Problem p;
-                    p.grouped = true;
-                    p.input_shape = {i % 5 == 0 ? 2 : 1, groups};
-                    p.filter_shape = {groups, 1, 1};
-                    for (int a = 0; a < rank; a++) {
-                        const bool inner = a == rank - 1;
-                        p.input_shape.push_back(inner ? x : 3);
-                        p.filter_shape.push_back(inner ? k : 3);
-                        p.strides.push_back(inner ? s : 2);
-                        p.pads_begin.push_back(inner ? pad : 1);
-                        p.pads_end.push_back(0);
-                        p.output_padding.push_back(inner ? i % (int)s : 0);
-                    }
-                    if (t == DType::f32 && deconv_ref::resolve(p).out_spatial.back() >= s) {
-                        const deconv::Plan plan = deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, t,
-                                                                       nxc_shape(p.input_shape), p.filter_shape,
-                                                                       nxc_attrs(p));
-                        const std::string how = plan.describe();
+                    const deconv_ref::Problem p = grouped_problem(i % 5 == 0 ? 2 : 1, groups, 1, 1, true, rank,
+                                                                  {x, k, s, pad, i % s}, {3, 3, 2, 1});
 #if defined(__x86_64__)
-                        const bool pinned = how.find("bordered_input=") != std::string::npos ||
-                                            how.find("interleave=") != std::string::npos ||
-                                            how.find("route=") != std::string::npos;
-                        if (!pinned) {
-                            EXPECT_NE(how.find("interleaved deconv_phase_conv_interleaved_nxc_groups_s"), std::string::npos)
-                                << how;
-                            routed++;
-                        }
+                    if (t == DType::f32 && deconv_ref::resolve(p).out_spatial.back() >= s)
+                        routed += expect_plan_runs(t, p, "interleaved deconv_phase_conv_interleaved_nxc_groups_s");
 #endif
-                    }
                     check_random_case(t, seed, i % 3, p, ran, failed);
                 }
     }
@@ -329,7 +336,7 @@ TEST(LayoutWide, DepthwiseInterleavedEveryTile) {
 // interior and bounded kernels), groups, ranks 1-3, and batches of 1 and 5 (5 images run in image
 // slices where the layer is large enough to be parallel); f32, and f16 (run as f32 where the CPU
 // has F16C). Every f32 case with at least 16 input channels checks that the plan names the kernel
-// (built wherever f32 is), unless the environment pins a route.
+// (built wherever f32 is; expect_plan_runs).
 TEST(LayoutWide, FewOutputChannelsEveryDotTile) {
     int ran = 0, failed = 0, i = 0, routed = 0;
     for (DType t : {DType::f32, DType::f16}) {
@@ -344,29 +351,10 @@ TEST(LayoutWide, FewOutputChannelsEveryDotTile) {
                     const int64_t n = x == 19 ? 5 : 1 + (i / 7) % 2;
                     i++;
                     if (!deconv_test::rank_built(rank)) continue;
-                    deconv_ref::Problem p;
-                    p.grouped = groups > 1;
-                    p.input_shape = {n, groups * cin};
-                    p.filter_shape = p.grouped ? std::vector<int64_t>{groups, cin, cout} : std::vector<int64_t>{cin, cout};
-                    for (int a = 0; a < rank; a++) {
-                        const bool inner = a == rank - 1;
-                        p.input_shape.push_back(inner ? x : (x == 19 && rank < 3 ? 12 : 3));
-                        p.filter_shape.push_back(inner ? k : 2);
-                        p.strides.push_back(inner ? s : 2);
-                        p.pads_begin.push_back(inner ? std::min<int64_t>(1, k - 1) : 0);
-                        p.pads_end.push_back(0);
-                    }
-                    if (t == DType::f32 && cin >= 16) {
-                        const deconv::Plan plan =
-                            deconv::Plan::create(p.grouped ? deconv::Op::GroupConvolutionBackpropData
-                                                           : deconv::Op::ConvolutionBackpropData,
-                                                 t, nxc_shape(p.input_shape), p.filter_shape, nxc_attrs(p));
-                        const std::string how = plan.describe();
-                        if (how.find("route=") == std::string::npos) {
-                            EXPECT_NE(how.find("kernel deconv_phase_conv_nxc_dots_"), std::string::npos) << how;
-                            routed++;
-                        }
-                    }
+                    const deconv_ref::Problem p =
+                        grouped_problem(n, groups, cin, cout, groups > 1, rank, {x, k, s, std::min<int64_t>(1, k - 1)},
+                                        {x == 19 && rank < 3 ? 12 : 3, 2, 2, 0});
+                    if (t == DType::f32 && cin >= 16) routed += expect_plan_runs(t, p, "kernel deconv_phase_conv_nxc_dots_");
                     check_random_case(t, seed, i % 3, p, ran, failed);
                 }
     }
