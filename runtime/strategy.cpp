@@ -79,6 +79,16 @@ void warn_once(const std::string &message) {
     if (said.insert(message).second) std::fprintf(stderr, "deconv: warning: %s\n", message.c_str());
 }
 
+// Whether this build has the bounded and interior channels-last kernels of layer `p` of the
+// family that `flag` of KernelKey marks (groups, dots).
+bool has_channels_last_pair(const Plan::Impl &p, bool KernelKey::*flag) {
+    KernelKey bounded = cpu_kernel_key(p, p.geo.rank, true, false, false);
+    bounded.*flag = true;
+    KernelKey interior = bounded;
+    interior.bounded = false;
+    return find_kernel(bounded) && find_kernel(interior);
+}
+
 // Channels-last depthwise layers (one input and one output channel per group) run the
 // group-vectorized kernels, where this build has them: every operand a vector load. On the
 // channels-last kernels they ran scalar (centernet_dla_dw_nxc 10.3 ms); on the channels-first
@@ -93,9 +103,7 @@ bool uses_groups(const Plan::Impl &p) {
     if (g.forward || g.data_format != DataFormat::NXC || g.c_in != 1 || g.c_out != 1) return false;
     const Policy::Route r = p.policy.route;
     if (r != Policy::Route::Auto && r != Policy::Route::Groups) return false;
-    KernelKey bounded = cpu_kernel_key(p, g.rank, true, false, false), interior = cpu_kernel_key(p, g.rank, true, true, false);
-    bounded.groups = interior.groups = true;
-    return find_kernel(bounded) && find_kernel(interior);
+    return has_channels_last_pair(p, &KernelKey::groups);
 }
 
 // Channels-last backprop layers with at most tiles::kDotsMaxChannels output channels per group and at
@@ -110,9 +118,7 @@ bool uses_channel_dots(const Plan::Impl &p) {
     if (g.forward || g.data_format != DataFormat::NXC || g.c_out > tiles::kDotsMaxChannels || g.c_in < p.tiles.lanes) return false;
     const Policy::Route r = p.policy.route;
     if (r != Policy::Route::Auto && r != Policy::Route::ChannelsLast) return false;
-    KernelKey bounded = cpu_kernel_key(p, g.rank, true, false, false), interior = cpu_kernel_key(p, g.rank, true, true, false);
-    bounded.dots = interior.dots = true;
-    return find_kernel(bounded) && find_kernel(interior);
+    return has_channels_last_pair(p, &KernelKey::dots);
 }
 
 void set_cpu_kernels(Plan::Impl &p, bool channel_major) {
