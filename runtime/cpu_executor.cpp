@@ -142,6 +142,7 @@ void run_slices(int64_t tasks, int64_t units, const Fn &fn) {
         }
         return 0;
     };
+    const StaticTasks each_thread_its_slices;
     halide_do_par_for(nullptr, task, 0, (int)tasks, reinterpret_cast<uint8_t *>(&c));
     if (c.error) std::rethrow_exception(c.error);
 }

@@ -67,23 +67,87 @@ std::atomic<int> g_threads{0};  // 0: not set (env_threads())
 
 // Set while a thread runs tasks of a loop: a loop it starts then runs serially.
 thread_local bool t_in_loop = false;
+// Set by StaticTasks: the loops this thread starts deal out their tasks however few they are.
+thread_local bool t_static_tasks = false;
+// The body of the innermost loop of at least `threads` tasks whose task this thread runs: the
+// loop that a loop started inside it is nested in (loops of fewer tasks only pass through).
+thread_local halide_task_t t_task_body = nullptr;
+
+// A loop of fewer tasks than this per thread is coarse: one task left over is a large share of
+// it, and a vCPU that the host stalls for a while keeps the other waiting up to a whole task.
+constexpr int kCoarseTasksPerThread = 4;
+
+// What the pool has learnt of loop bodies: the most tasks of a loop started inside one of their
+// tasks (the kernels' nested parallel loops: channel tiles outside rows). Kernels keep their
+// loop nests, so a plan's second run knows its first's. Open addressing, insert-only, lock-free;
+// a full table learns no more (the loops then run as if nothing was known).
+class NestedLoops {
+public:
+    void record(halide_task_t body, int tasks) {
+        if (!body) return;
+        for (size_t i = slot(body), n = 0; n < kSlots; i = (i + 1) % kSlots, n++) {
+            halide_task_t key = keys_[i].load(std::memory_order_acquire);
+            if (key == nullptr && keys_[i].compare_exchange_strong(key, body)) key = body;
+            if (key != body) continue;
+            int seen = tasks_[i].load(std::memory_order_relaxed);
+            while (seen < tasks && !tasks_[i].compare_exchange_weak(seen, tasks)) {
+            }
+            return;
+        }
+    }
+    // The most tasks of a loop seen inside `body`'s tasks, 0 if none.
+    int inner_tasks(halide_task_t body) const {
+        for (size_t i = slot(body), n = 0; n < kSlots; i = (i + 1) % kSlots, n++) {
+            const halide_task_t key = keys_[i].load(std::memory_order_acquire);
+            if (key == body) return tasks_[i].load(std::memory_order_relaxed);
+            if (key == nullptr) return 0;
+        }
+        return 0;
+    }
+
+private:
+    static constexpr size_t kSlots = 512;
+    static size_t slot(halide_task_t body) { return (reinterpret_cast<uintptr_t>(body) >> 4) * 0x9E3779B97F4A7C15ull % kSlots; }
+    std::atomic<halide_task_t> keys_[kSlots] = {};
+    std::atomic<int> tasks_[kSlots] = {};
+};
+
+NestedLoops &nested_loops() {
+    static NestedLoops *n = new NestedLoops;
+    return *n;
+}
+
+// Runs task i of a loop with `body` as the loop later loops are nested in.
+int run_task(void *uc, halide_task_t f, int i, uint8_t *closure) {
+    const halide_task_t outer = t_task_body;
+    t_task_body = f;
+    const int r = f(uc, i, closure);
+    t_task_body = outer;
+    return r;
+}
 
 class Pool {
 public:
     // Runs tasks [min, min + size) of `f`; the caller takes part.
     int run(void *uc, halide_task_t f, int min, int size, uint8_t *closure) {
         const int threads = pool_threads();
-        if (t_in_loop || threads <= 1) return serial(uc, f, min, size, closure);
+        if (t_in_loop && size >= threads) nested_loops().record(t_task_body, size);
+        if (t_in_loop || threads <= 1) return serial(uc, f, min, size, closure, size >= threads);
         // Fewer tasks than threads (the batch loop of one image, outside the loops over groups
-        // and rows): run them in turn and leave the pool to the loops inside.
-        if (size < threads) {
+        // and rows): run them in turn and leave the pool to the loops inside. So too a coarse
+        // loop whose tasks start a fine one (AVX2 kernels with 4 channel tiles of 16 outside 56
+        // rows: a stalled vCPU held the other back by up to a quarter of the layer): its tasks
+        // in turn, each dealing out its inner loop's.
+        const bool coarse = size < kCoarseTasksPerThread * threads && !t_static_tasks &&
+                            nested_loops().inner_tasks(f) >= kCoarseTasksPerThread * threads;
+        if (size < threads || coarse) {
             for (int i = 0; i < size; i++) {
-                if (int r = f(uc, min + i, closure)) return r;
+                if (int r = coarse ? run_task(uc, f, min + i, closure) : f(uc, min + i, closure)) return r;
             }
             return 0;
         }
         std::unique_lock<std::mutex> owner(owner_, std::try_to_lock);
-        if (!owner.owns_lock()) return serial(uc, f, min, size, closure);
+        if (!owner.owns_lock()) return serial(uc, f, min, size, closure, true);
         ensure_workers(threads - 1);
 
         // Publish: the fields, then open, then the generation that workers watch. Open before
@@ -122,11 +186,15 @@ private:
         int min = 0, size = 0;
     };
 
-    static int serial(void *uc, halide_task_t f, int min, int size, uint8_t *closure) {
+    // `fans_out`: the loop has at least as many tasks as threads (loops inside its tasks are
+    // nested in it, not in the loop around it).
+    static int serial(void *uc, halide_task_t f, int min, int size, uint8_t *closure, bool fans_out) {
         const bool outer = t_in_loop;
         t_in_loop = true;
         int result = 0;
-        for (int i = 0; i < size && result == 0; i++) result = f(uc, min + i, closure);
+        for (int i = 0; i < size && result == 0; i++) {
+            result = fans_out ? run_task(uc, f, min + i, closure) : f(uc, min + i, closure);
+        }
         t_in_loop = outer;
         return result;
     }
@@ -139,7 +207,7 @@ private:
                 const int i = r.next.fetch_add(1);
                 if (i >= r.end) break;
                 if (error_.load() != 0) continue;  // skip the rest after a failure
-                const int e = job_.f(job_.uc, job_.min + i, job_.closure);
+                const int e = run_task(job_.uc, job_.f, job_.min + i, job_.closure);
                 if (e != 0) {
                     int expected = 0;
                     error_.compare_exchange_strong(expected, e);
@@ -275,6 +343,9 @@ int pool_threads() {
 
 SerialLoops::SerialLoops(bool serial) : saved_(t_in_loop) { t_in_loop = t_in_loop || serial; }
 SerialLoops::~SerialLoops() { t_in_loop = saved_; }
+
+StaticTasks::StaticTasks() : saved_(t_static_tasks) { t_static_tasks = true; }
+StaticTasks::~StaticTasks() { t_static_tasks = saved_; }
 
 void set_pool_threads(int threads) { g_threads.store(std::clamp(threads, 0, kMaxThreads)); }
 

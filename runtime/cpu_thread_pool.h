@@ -48,5 +48,21 @@ private:
     bool saved_;
 };
 
+// While one lives, the loops this thread starts deal out their tasks, one contiguous range per
+// thread, however few they are: slices of a layer that each thread keeps in its own core's cache.
+// (Otherwise a loop of fewer than four tasks per thread whose tasks start loops of many tasks
+// runs its tasks in turn, each dealing out the inner loop's: the pool learns which loops nest
+// from earlier runs of the same kernels.)
+class StaticTasks {
+public:
+    StaticTasks();
+    ~StaticTasks();
+    StaticTasks(const StaticTasks &) = delete;
+    StaticTasks &operator=(const StaticTasks &) = delete;
+
+private:
+    bool saved_;
+};
+
 }  // namespace detail
 }  // namespace deconv

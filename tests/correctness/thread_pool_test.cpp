@@ -3,7 +3,7 @@
 // runs exactly once, nested and concurrent loops, a failing task's result, set_cpu_threads'
 // contract. Under DECONV_SPIN_US=off the same tests exercise Halide's own pool.
 #include "check.h"
-#include "cpu_thread_pool.h"  // runtime/: SerialLoops
+#include "cpu_thread_pool.h"  // runtime/: SerialLoops, StaticTasks
 
 #include <atomic>
 #include <algorithm>
@@ -134,6 +134,53 @@ TEST(ThreadPool, SerialLoopsScope) {
     size_t most = 0;
     for (int k = 0; k < 20 && most < 2; k++) most = std::max(most, loop_threads(64).size());
     EXPECT_GT(most, 1u);
+}
+
+// A loop of few tasks whose tasks start loops of many (a kernel's channel tiles outside its rows).
+struct Nest {
+    int inner = 64;
+    std::vector<ThreadIds> per_outer_task;  // the threads each outer task's inner loop ran on
+    explicit Nest(int outer) : per_outer_task(outer) {}
+};
+
+int nest_inner(void *uc, int i, uint8_t *closure) { return record_thread(uc, i, closure); }
+
+int nest_outer(void *uc, int i, uint8_t *closure) {
+    auto *n = reinterpret_cast<Nest *>(closure);
+    return halide_do_par_for(uc, nest_inner, 0, n->inner, reinterpret_cast<uint8_t *>(&n->per_outer_task[i]));
+}
+
+// The most threads any outer task's inner loop ran on, over a loop of two outer tasks.
+size_t widest_inner_loop() {
+    Nest n(2);
+    EXPECT_EQ(halide_do_par_for(nullptr, nest_outer, 0, 2, reinterpret_cast<uint8_t *>(&n)), 0);
+    size_t most = 0;
+    for (ThreadIds &t : n.per_outer_task) most = std::max(most, t.ids.size());
+    return most;
+}
+
+// Once the pool has seen the coarse loop's tasks start fine loops, it runs the coarse tasks in
+// turn and deals out each inner loop, whose tasks then run on several threads; without that (the
+// first run, and under StaticTasks: slices that each thread keeps) each inner loop is nested in
+// one thread's task and runs on that thread alone.
+TEST(ThreadPool, CoarseLoopsDealOutTheirInnerLoops) {
+    if (on_halide_pool()) GTEST_SKIP() << "Halide's own pool (DECONV_SPIN_US=off) runs nested loops serially";
+    ThreadCountGuard guard;
+    deconv::set_cpu_threads(2);  // two outer tasks: one per thread, coarse (fewer than 4 per thread)
+    {
+        const deconv::detail::StaticTasks slices;
+        for (int k = 0; k < 3; k++) EXPECT_EQ(widest_inner_loop(), 1u);
+    }
+    // Some worker joins an inner loop in one of several tries (a loaded machine may not give the
+    // workers a core in time).
+    size_t most = 0;
+    for (int k = 0; k < 20 && most < 2; k++) most = std::max(most, widest_inner_loop());
+    EXPECT_GT(most, 1u);
+    {
+        const deconv::detail::StaticTasks slices;  // learnt, but the scope still keeps the tasks whole
+        EXPECT_EQ(widest_inner_loop(), 1u);
+    }
+    EXPECT_TRUE(loop_runs_each_task_once(2, 64));
 }
 
 TEST(ThreadPool, FailingTaskIsTheLoopsResult) {
