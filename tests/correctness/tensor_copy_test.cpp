@@ -1,0 +1,101 @@
+// The dispatcher's strided copies (runtime/tensor_copy.cpp) against element-by-element copies:
+// transposes of every size around the 8x8 tiles and their masked edges (the layout twins'
+// channel-position transposes), the cross axis's chunks, and the element sizes of every dtype.
+#include "tensor_copy.h"  // runtime/
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace {
+
+using deconv::detail::copy_tensor;
+
+// Row-major strides of `shape` in the axis order `order` (order[0] outermost).
+std::vector<int64_t> strides_in_order(const std::vector<int64_t> &shape, const std::vector<size_t> &order,
+                                      int64_t pad = 0) {
+    std::vector<int64_t> st(shape.size());
+    int64_t s = 1;
+    for (size_t k = order.size(); k-- > 0;) {
+        st[order[k]] = s;
+        s *= shape[order[k]] + (k + 1 == order.size() ? pad : 0);  // `pad`: spare elements per row
+    }
+    return st;
+}
+
+template <typename T>
+::testing::AssertionResult copies_exactly(const std::vector<int64_t> &shape, const std::vector<size_t> &src_order,
+                                          const std::vector<size_t> &dst_order, int64_t src_pad) {
+    const std::vector<int64_t> ss = strides_in_order(shape, src_order, src_pad), ds = strides_in_order(shape, dst_order);
+    int64_t count = 1, src_span = 1, dst_span = 1;
+    for (size_t a = 0; a < shape.size(); a++) {
+        count *= shape[a];
+        src_span += (shape[a] - 1) * ss[a];
+        dst_span += (shape[a] - 1) * ds[a];
+    }
+    // The source exactly as large as its last element: a read past it would leave the buffer
+    // (AddressSanitizer builds see it).
+    std::vector<T> src(src_span), dst(dst_span, T(0)), want(dst_span, T(0));
+    for (int64_t i = 0; i < src_span; i++) src[i] = T(i * 7 + 3);
+    std::vector<int64_t> idx(shape.size(), 0);
+    for (int64_t e = 0; e < count; e++) {
+        int64_t so = 0, d = 0;
+        for (size_t a = 0; a < shape.size(); a++) {
+            so += idx[a] * ss[a];
+            d += idx[a] * ds[a];
+        }
+        want[d] = src[so];
+        for (size_t a = shape.size(); a-- > 0;) {
+            if (++idx[a] < shape[a]) break;
+            idx[a] = 0;
+        }
+    }
+    copy_tensor(reinterpret_cast<const uint8_t *>(src.data()), ss, reinterpret_cast<uint8_t *>(dst.data()), ds, shape,
+                sizeof(T));
+    for (int64_t i = 0; i < dst_span; i++) {
+        if (std::memcmp(&dst[i], &want[i], sizeof(T)) != 0) {
+            return ::testing::AssertionFailure() << "destination element " << i << " differs";
+        }
+    }
+    return ::testing::AssertionSuccess();
+}
+
+// [rows, cols] <-> [cols, rows] for every size from 1 to 19 each way (the 8x8 tiles, their
+// ragged edges and corners), and across the cross axis's 64-element chunks.
+TEST(TensorCopy, TransposesOfEverySizeAroundTheTiles) {
+    std::vector<int64_t> sizes(19);
+    std::iota(sizes.begin(), sizes.end(), 1);
+    for (int64_t extra : {63, 64, 65, 130}) sizes.push_back(extra);
+    for (int64_t r : sizes) {
+        for (int64_t c : sizes) {
+            const std::vector<int64_t> shape = {r, c};
+            EXPECT_TRUE(copies_exactly<uint32_t>(shape, {0, 1}, {1, 0}, 0)) << r << " x " << c << ", 4 bytes";
+            EXPECT_TRUE(copies_exactly<uint16_t>(shape, {0, 1}, {1, 0}, 0)) << r << " x " << c << ", 2 bytes";
+        }
+    }
+}
+
+// Every element size, with outer axes and source rows longer than their elements (a view).
+TEST(TensorCopy, EveryElementSizeWithOuterAxes) {
+    for (const std::vector<int64_t> &shape : std::vector<std::vector<int64_t>>{{2, 20, 37}, {3, 5, 9, 8}, {1, 447, 8}}) {
+        std::vector<size_t> order(shape.size()), swapped;
+        std::iota(order.begin(), order.end(), 0);
+        swapped = order;
+        std::swap(swapped[swapped.size() - 1], swapped[swapped.size() - 2]);
+        for (int64_t pad : {0, 3}) {
+            const std::string what = std::to_string(shape.size()) + "D, pad " + std::to_string(pad);
+            EXPECT_TRUE(copies_exactly<uint8_t>(shape, order, swapped, pad)) << what;
+            EXPECT_TRUE(copies_exactly<uint16_t>(shape, order, swapped, pad)) << what;
+            EXPECT_TRUE(copies_exactly<uint32_t>(shape, order, swapped, pad)) << what;
+            EXPECT_TRUE(copies_exactly<uint64_t>(shape, order, swapped, pad)) << what;
+            EXPECT_TRUE(copies_exactly<uint32_t>(shape, swapped, order, pad)) << what << ", back";
+            EXPECT_TRUE(copies_exactly<uint32_t>(shape, order, order, pad)) << what << ", same order";
+        }
+    }
+}
+
+}  // namespace
