@@ -19,6 +19,9 @@
 // Semantics kept from Halide's pool: the calling thread takes part; a parallel loop inside a
 // task (nested) runs serially on that thread, and a loop of fewer tasks than threads runs its
 // tasks in turn, each free to use the pool for the loops inside; a task's non-zero result is the loop's result.
+// Added: a coarse loop (fewer than four tasks per thread) whose tasks were seen to start loops of
+// many runs its tasks in turn too, so that the inner loop is what the threads share (see
+// StaticTasks below).
 // Loops started on several threads at once: the first takes the workers, the others run
 // serially on their own threads (the cores are busy anyway).
 #pragma once
