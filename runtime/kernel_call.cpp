@@ -2,6 +2,9 @@
 
 #include "halide_glue.h"
 
+#include "HalideRuntime.h"
+
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -51,15 +54,81 @@ halide_type_t halide_type(DType t) {
     return halide_type_t();
 }
 
-void zero_fill(uint8_t *base, size_t elem, const std::vector<int64_t> &extent, const std::vector<int64_t> &stride,
+namespace {
+
+// Zeros along axis 0 (the innermost) from `p`: one memset when the axis is dense, else a typed
+// store per element.
+void zero_row(uint8_t *p, size_t elem, int64_t n, int64_t stride) {
+    if (stride == 1) {
+        std::memset(p, 0, (size_t)n * elem);
+        return;
+    }
+    const int64_t step = stride * (int64_t)elem;
+    for (int64_t i = 0; i < n; i++, p += step) {
+        switch (elem) {
+        case 1: *p = 0; break;
+        case 2: std::memset(p, 0, 2); break;
+        case 4: std::memset(p, 0, 4); break;
+        default: std::memset(p, 0, elem); break;
+        }
+    }
+}
+
+// Every axis from `axis` down to 0, outermost first, so that the writes walk memory forwards.
+void zero_axes(uint8_t *p, size_t elem, const std::vector<int64_t> &extent, const std::vector<int64_t> &stride,
                size_t axis) {
-    if (axis == extent.size()) {
+    if (axis == 0) return zero_row(p, elem, extent[0], stride[0]);
+    for (int64_t i = 0; i < extent[axis]; i++) zero_axes(p + i * stride[axis] * (int64_t)elem, elem, extent, stride, axis - 1);
+}
+
+struct ZeroFill {
+    uint8_t *base;
+    size_t elem;
+    const std::vector<int64_t> *extent, *stride;
+    size_t axis;          // the axis split into tasks
+    int64_t per_task;     // its indices per task
+};
+
+int zero_fill_task(void *, int task, uint8_t *closure) {
+    const ZeroFill &z = *reinterpret_cast<const ZeroFill *>(closure);
+    const int64_t begin = task * z.per_task, end = std::min((*z.extent)[z.axis], begin + z.per_task);
+    for (int64_t i = begin; i < end; i++) {
+        uint8_t *p = z.base + i * (*z.stride)[z.axis] * (int64_t)z.elem;
+        if (z.axis == 0) {
+            zero_row(p, z.elem, 1, 1);
+        } else {
+            zero_axes(p, z.elem, *z.extent, *z.stride, z.axis - 1);
+        }
+    }
+    return 0;
+}
+
+// Fills of this many bytes and more are split over the thread pool.
+constexpr int64_t kParallelZeroBytes = int64_t(256) << 10;
+constexpr int64_t kZeroTasks = 32;
+
+}  // namespace
+
+void zero_fill(uint8_t *base, size_t elem, const std::vector<int64_t> &extent, const std::vector<int64_t> &stride) {
+    if (extent.empty()) {
         std::memset(base, 0, elem);
         return;
     }
-    for (int64_t i = 0; i < extent[axis]; i++) {
-        zero_fill(base + i * stride[axis] * (int64_t)elem, elem, extent, stride, axis + 1);
+    int64_t count = 1;
+    for (int64_t e : extent) {
+        if (e <= 0) return;
+        count *= e;
     }
+    size_t outer = extent.size() - 1;  // the outermost axis of more than one index
+    while (outer > 0 && extent[outer] == 1) outer--;
+    if (count * (int64_t)elem < kParallelZeroBytes || extent[outer] < 2) {
+        zero_axes(base, elem, extent, stride, extent.size() - 1);
+        return;
+    }
+    // Axes outside `outer` have one index: the tasks split `outer`.
+    ZeroFill z{base, elem, &extent, &stride, outer, (extent[outer] + kZeroTasks - 1) / kZeroTasks};
+    const int tasks = (int)((extent[outer] + z.per_task - 1) / z.per_task);
+    halide_do_par_for(nullptr, zero_fill_task, 0, tasks, reinterpret_cast<uint8_t *>(&z));
 }
 
 // Halide's buffer fields are 32-bit: every extent, stride and coordinate of a call must fit.

@@ -12,6 +12,7 @@
 #include "winograd_executor.h"
 
 #include "../generators/schedules/channel_dots_facts.h"
+#include "../generators/schedules/interleaved_groups_facts.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -167,6 +168,16 @@ const KernelEntry *interleaved_kernel_for(const Plan::Impl &p, bool channel_majo
         return nullptr;
     for (int64_t r = 0; r < s; r++)
         if (p.phases[in][r].out_first != r) return nullptr;
+    // The group kernel only where its fast branch runs (interleaved_groups_facts.h): on the others
+    // the per-phase group kernels were 2-10x faster (kernels 2-6 at stride 2 other than 4 with
+    // pad 1, kernel 16 at stride 8 with pad 3 or 4: 48 groups, 56x56). The pin interleave=plain
+    // runs it anywhere (its other branches stay correct: the layout tests reach them so).
+    if (p.groups && p.policy.interleave != Policy::Interleave::Plain) {
+        if (floor_mod(p.info.pads_begin[in], s) != tiles::interleaved_groups_pad_residue((int)s)) return nullptr;
+        for (int axis = in; axis >= std::max(0, in - 1); axis--)
+            for (const AxisPhase &a : p.phases[axis])
+                if (a.tap_count != tiles::kInterleavedGroupsTaps) return nullptr;
+    }
     KernelKey key;
     key.family = KernelFamily::Interleaved;
     key.rank = p.geo.rank;
@@ -186,10 +197,21 @@ const KernelEntry *interleaved_kernel_for(const Plan::Impl &p, bool channel_majo
     return find_kernel(key);
 }
 
+// Whether every phase of every axis has exactly one tap (kernel = stride): the layer is a plain
+// matrix product per phase, with no phase left without taps.
+bool every_phase_one_tap(const Plan::Impl &p) {
+    for (const auto &axis : p.phases)
+        for (const AxisPhase &a : axis)
+            if (a.tap_count != 1) return false;
+    return true;
+}
+
 // Layers with 16 or more output channels whose weights per kernel call fit half of L2 and whose
 // rows hold at least 32 groups of s outputs run on the blocked interleaved kernel
 // (cpu_interleaved_schedule.h) rather than on the channels-last kernels: no transposes
-// (hifigan_up3 7.3 -> 4.8 ms). Narrower rows recompute more in their tails and channel tiles
+// (hifigan_up3 7.3 -> 4.8 ms). 1D layers, and 3D ones of one-tap phases (unet3d_up); in 2D the
+// channels-last kernels won by 1.5-2x, with their transposes (3x3 and 5x5 at stride 2, 16-96
+// channels at 56x56: 3.6 -> 1.8 ms for 96 -> 64), and 3D layers of more taps were not measured. Narrower rows recompute more in their tails and channel tiles
 // (vnet_up_3x3x3, 24 groups: 4.6 -> 8.1), and larger weights would stream from L3 once per block.
 // A row that is no whole number of the kernel's tiles (KernelTiles::blocked_groups) runs its rest
 // on the plain interleaved kernel (interleaved_tail); depthwise rows on the plain kernel that are
@@ -205,7 +227,8 @@ bool prefers_blocked_interleave(const Plan::Impl &p) {
         return false;
     const bool forced = pin == Policy::Interleave::Blocked;
     if (!forced && (p.geo.c_out < 16 || p.policy.route != Policy::Route::Auto ||
-                    p.out_spatial[in] / p.info.strides[in] < kBlockedMinGroups))
+                    p.out_spatial[in] / p.info.strides[in] < kBlockedMinGroups ||
+                    !(p.geo.rank == 1 || (p.geo.rank == 3 && every_phase_one_tap(p)))))
         return false;
     int64_t taps = 1;  // per call: the most taps of a phase on the outer axes, every phase of the innermost
     for (int i = 0; i < p.geo.rank; i++) {
@@ -312,9 +335,10 @@ void choose_bordered_input(Plan::Impl &p) {
 // channels-last kernels, over a transposed copy of the input, their result transposed back: the
 // channels-first kernels store each register tile across output planes, an element at a time,
 // which costs more than their arithmetic unless the reduction per output is long (dcgan_l4: 40
-// -> 13 ms). On CPUs of 32 vector registers, phases of one tap with 128 or more output channels
-// stay on the channels-first kernels, whose tiles then read contiguous input rows (unet_up1: 17.7
-// against 18.6 ms on AVX-512); with 16 registers the channels-last route wins there too (AVX2:
+// -> 13 ms). On CPUs of 32 vector registers, one-tap phases (kernel = stride, no phase without
+// taps) with 128 or more output channels stay on the channels-first kernels, whose tiles then read
+// contiguous input rows (unet_up1: 17.7 against 18.6 ms on AVX-512; kernel 3 at stride 4, 3D,
+// 256 -> 128: 125 ms there against 59 here); with 16 registers the channels-last route wins there too (AVX2:
 // unet_up1 1.47x, unet_up4 1.23x, found by deconv tune). bf16 layers always take this route,
 // where the dot-product kernels are. docs/performance.md has the measurements.
 constexpr int64_t kOneTapChannelsFirstMinCout = 128;
@@ -362,7 +386,9 @@ bool choose_via_channels_last(const Plan::Impl &p) {
         for (const AxisPhase &a : axis) most = std::max(most, a.tap_count);
         taps *= most;
     }
-    if (taps == 1 && g.c_out >= kOneTapChannelsFirstMinCout && p.dtype != DType::bf16 && p.regs.many) return false;
+    if (taps == 1 && every_phase_one_tap(p) && g.c_out >= kOneTapChannelsFirstMinCout && p.dtype != DType::bf16 &&
+        p.regs.many)
+        return false;
     return layout_copies_fit(p);
 }
 

@@ -192,6 +192,7 @@ struct GenCase {
     int api = 0;  // 0: free function, dense; 1: Plan; 2: strided views
     uint64_t seed = 0;
     std::vector<double> input, filter;  // NCX values and the op's filter, representable in dtype
+    deconv::ExecOptions exec;           // e.g. a schedule pin that reaches a kernel the rules keep off
 };
 
 inline const char *format_str(deconv::DataFormat f) { return f == deconv::DataFormat::NXC ? "nxc" : "ncx"; }
@@ -200,7 +201,7 @@ inline std::string describe(const GenCase &c) {
     static const char *apis[] = {"free-function", "plan", "strided-views"};
     return (c.op == CaseOp::Forward ? deconv_ref::describe(c.fp) : deconv_ref::describe(c.p)) +
            " format=" + format_str(c.format) + " dtype=" + dt_str(c.dtype) + " api=" + apis[c.api] +
-           " seed=" + std::to_string(c.seed);
+           " seed=" + std::to_string(c.seed) + (c.exec.schedule.empty() ? "" : " schedule='" + c.exec.schedule + "'");
 }
 
 // Random values representable in t (see the tolerance notes for why these ranges).
@@ -454,6 +455,7 @@ struct LibraryCase {
     std::vector<double> input, filter;       // dense values in those shapes
     deconv::Attributes attrs;
     std::optional<std::vector<int64_t>> shape_input;  // the op's output shape input
+    deconv::ExecOptions exec;                         // Plan::create's, and the free functions'
     deconv::DataFormat format = deconv::DataFormat::NCX;  // what ShapeInfo must report
     int64_t groups = 1;                                   // likewise
     std::function<Expectation(const std::vector<double> &input)> expect;  // input: dense, in_shape
@@ -493,7 +495,7 @@ inline ::testing::AssertionResult run_and_check(const LibraryCase &c) {
         }
         if (c.api == 1) {
             const deconv::Plan plan =
-                deconv::Plan::create(c.op, c.dtype, c.in_shape, c.w_shape, c.attrs, c.shape_input);
+                deconv::Plan::create(c.op, c.dtype, c.in_shape, c.w_shape, c.attrs, c.shape_input, c.exec);
             if (plan.shape().output_shape != out_shape)
                 return fail() << "Plan::shape() " << vec_str(plan.shape().output_shape);
             if (plan.op() != c.op) return fail() << "Plan::op() is not the op it was created for";
@@ -538,7 +540,7 @@ inline ::testing::AssertionResult run_and_check(const LibraryCase &c) {
         const deconv::TensorView ov{out.data(), c.dtype, out_shape, lo.strides};
         const bool use_plan = rng() % 2 == 0;
         if (use_plan)
-            deconv::Plan::create(c.op, c.dtype, c.in_shape, c.w_shape, c.attrs, c.shape_input).run(iv, wv, ov);
+            deconv::Plan::create(c.op, c.dtype, c.in_shape, c.w_shape, c.attrs, c.shape_input, c.exec).run(iv, wv, ov);
         else
             c.call(iv, wv, ov);
         if (!out.guards_intact()) return fail() << "wrote outside the output buffer";
@@ -587,14 +589,15 @@ inline LibraryCase library_case(const GenCase &g) {
         return Expectation{result_in(g.format, r), r.shape.pads_begin, r.shape.pads_end};
     };
     const deconv::Attributes attrs = c.attrs;
+    c.exec = g.exec;
     c.call = [g, attrs](const deconv::ConstTensorView &in, const deconv::ConstTensorView &w,
                         const deconv::TensorView &out) {
         if (g.op == CaseOp::Forward)
-            deconv::group_convolution(in, w, out, attrs);
+            deconv::group_convolution(in, w, out, attrs, g.exec);
         else if (g.p.grouped)
-            deconv::group_convolution_backprop_data(in, w, out, attrs, g.p.output_shape);
+            deconv::group_convolution_backprop_data(in, w, out, attrs, g.p.output_shape, g.exec);
         else
-            deconv::convolution_backprop_data(in, w, out, attrs, g.p.output_shape);
+            deconv::convolution_backprop_data(in, w, out, attrs, g.p.output_shape, g.exec);
     };
     c.permute_one_in = nxc ? 4 : 2;
     return c;

@@ -1,0 +1,16 @@
+// Where the interleaved group kernel (cpu_interleaved_groups_schedule.h) has its fast branch,
+// written once: the pads_begin residue modulo the stride at which every phase's input address
+// is a constant offset of one, and two taps per phase on axes 0 and 1 (kernel 2s), unrolled with
+// the tile. The dispatcher (runtime/strategy.cpp) runs the kernel only there: on its general
+// branch it ran 2-10x slower than the per-phase group kernels. No Halide here: the runtime
+// includes this header.
+#pragma once
+
+namespace deconv {
+namespace tiles {
+
+constexpr int interleaved_groups_pad_residue(int stride) { return stride == 2 ? 1 : 0; }
+constexpr int kInterleavedGroupsTaps = 2;
+
+}  // namespace tiles
+}  // namespace deconv
