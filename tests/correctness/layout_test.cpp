@@ -17,6 +17,7 @@
 //                           and their tails).
 //                           DepthwiseEveryGroupTile and DepthwiseInterleavedEveryTile: the
 //                           group-vectorized kernels of depthwise layers, per phase and interleaved;
+//                           DepthwiseChannelsFirstOnTheTwin: channels-first ones routed to them;
 //                           FewOutputChannelsEveryDotTile: the kernels that vectorize input channels.
 //   LayoutViews.*           non-dense NXC views with Plan::run's view overload: channel slices of
 //                           concatenated tensors, padded rows, the output's gaps untouched.
@@ -291,6 +292,60 @@ TEST(LayoutWide, DepthwiseEveryGroupTile) {
                 }
                 check_random_case(t, seed, i % 3, p, ran, failed);
             }
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
+// Channels-first depthwise layers that the channels-first kernels tile badly run on the
+// channels-last twin's group kernels (runtime/strategy.cpp, depthwise_prefers_twin): 3D layers,
+// and 2D layers whose innermost phases are not two taps each; kernel 2s and stride 1 stay. Each
+// against the reference, through every API, with its plan checked (x86-64, where the group
+// kernels are built; unless the environment pins a route).
+TEST(LayoutWide, DepthwiseChannelsFirstOnTheTwin) {
+    struct Case {
+        int rank;
+        AxisSpec inner, outer;
+        bool twin;
+    };
+    const Case cases[] = {
+        {3, {6, 4, 3, 1}, {5, 4, 3, 1}, true},   // kernel 4 at stride 3, 3D
+        {3, {5, 2, 2, 0}, {4, 2, 2, 0}, true},   // kernel 2s, 3D
+        {2, {9, 5, 2, 2}, {7, 5, 2, 2}, true},   // kernel 5 at stride 2: phases of 3 and 2 taps
+        {2, {8, 3, 3, 1}, {6, 3, 3, 1}, true},   // kernel 3 at stride 3: one tap each
+        {2, {9, 4, 2, 1}, {7, 4, 2, 1}, false},  // kernel 2s: the interleaved kernel's fast tile
+        {2, {9, 3, 1, 1}, {7, 3, 1, 1}, false},  // stride 1
+    };
+    int ran = 0, failed = 0, i = 0;
+    for (const Case &c : cases) {
+        for (int64_t groups : {5, 16, 37}) {
+            i++;
+            if (!deconv_test::rank_built(c.rank)) continue;
+            const deconv_ref::Problem p = grouped_problem(1 + i % 2, groups, 1, 1, true, c.rank, c.inner, c.outer);
+#if defined(__x86_64__)
+            const deconv::Plan plan = deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, DType::f32,
+                                                           p.input_shape, p.filter_shape, deconv_test::to_lib_attrs(p));
+            const std::string how = plan.describe();
+            if (how.find("route=") == std::string::npos) {
+                EXPECT_EQ(how.find("channels-last twin") != std::string::npos, c.twin) << how;
+                if (c.twin) EXPECT_NE(how.find("_nxc_groups"), std::string::npos) << how;
+            }
+#endif
+            for (int api = 0; api < 3; api++) {
+                deconv_test::GenCase g;
+                g.format = DataFormat::NCX;
+                g.dtype = DType::f32;
+                g.seed = deconv_test::sweep_seed(DType::f32, c.rank, 7900 + 3 * i + api);
+                g.api = api;
+                g.p = p;
+                std::mt19937 rng(static_cast<uint32_t>(g.seed));
+                g.input = deconv_test::random_values(DType::f32, deconv_ref::product(p.input_shape), rng);
+                g.filter = deconv_test::random_values(DType::f32, deconv_ref::product(p.filter_shape), rng);
+                ran++;
+                const auto r = deconv_test::run_and_check(g);
+                if (!r && ++failed <= 12) ADD_FAILURE() << r.message();
+            }
+        }
     }
     EXPECT_GT(ran, 0);
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
