@@ -336,9 +336,10 @@ void choose_bordered_input(Plan::Impl &p) {
 // channels-first kernels store each register tile across output planes, an element at a time,
 // which costs more than their arithmetic unless the reduction per output is long (dcgan_l4: 40
 // -> 13 ms). On CPUs of 32 vector registers, one-tap phases (kernel = stride, no phase without
-// taps) with 128 or more output channels stay on the channels-first kernels, whose tiles then read
-// contiguous input rows (unet_up1: 17.7 against 18.6 ms on AVX-512; kernel 3 at stride 4, 3D,
-// 256 -> 128: 125 ms there against 59 here); with 16 registers the channels-last route wins there too (AVX2:
+// taps) with 128 or more output channels and a long reduction (the channel-vectorized kernels:
+// choose_channel_major) stay on the channels-first kernels, whose tiles then read contiguous
+// input rows (unet_up1: 17.7 against 18.6 ms on AVX-512; kernel 3 at stride 4, 3D, 256 -> 128:
+// 125 ms there against 59 here; 16 -> 128 at 7x7 on the position kernels 0.27 ms); with 16 registers the channels-last route wins there too (AVX2:
 // unet_up1 1.47x, unet_up4 1.23x, found by deconv tune). bf16 layers always take this route,
 // where the dot-product kernels are. docs/performance.md has the measurements.
 constexpr int64_t kOneTapChannelsFirstMinCout = 128;
@@ -412,7 +413,7 @@ bool choose_via_channels_last(const Plan::Impl &p) {
         taps *= most;
     }
     if (taps == 1 && every_phase_one_tap(p) && g.c_out >= kOneTapChannelsFirstMinCout && p.dtype != DType::bf16 &&
-        p.regs.many)
+        p.regs.many && choose_channel_major(p))
         return false;
     return layout_copies_fit(p);
 }
