@@ -28,6 +28,15 @@ inline int64_t checked_add(int64_t a, int64_t b, const std::string &what) {
     return r;
 }
 
+inline int64_t checked_sub(int64_t a, int64_t b, const std::string &what) {
+    int64_t r;
+    if (__builtin_sub_overflow(a, b, &r)) {
+        throw Error(ErrorKind::TooLarge, what + " overflows 64-bit arithmetic (" + std::to_string(a) +
+                                             " - " + std::to_string(b) + ")");
+    }
+    return r;
+}
+
 // Floor division for possibly negative numerators (the spec's `//`).
 inline int64_t floor_div(int64_t a, int64_t b) {
     int64_t q = a / b;

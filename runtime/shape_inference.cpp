@@ -107,7 +107,7 @@ int64_t forward_axis(int64_t x, int64_t k, int64_t s, int64_t d, AutoPad mode, i
     const std::string axis = "spatial axis " + std::to_string(i);
     const int64_t span = checked_add(checked_mul(k - 1, d, axis), 1, axis);  // dilated kernel extent
     if (mode == AutoPad::SameUpper || mode == AutoPad::SameLower) {
-        const int64_t y = (x + s - 1) / s;
+        const int64_t y = checked_add(x, s - 1, axis) / s;
         int64_t total = checked_add(checked_mul(y - 1, s, axis), span, axis) - x;
         if (total < 0) total = 0;
         const int64_t small = total / 2;
@@ -175,7 +175,7 @@ ShapeInfo detail::infer_shape(Op op, const OpGeometry &g, const std::vector<int6
                                             checked_add(checked_mul(k - 1, dil, axis), 1, axis), axis);
         if (requested) {
             const int64_t y = (*requested)[i];
-            const int64_t total = natural - y + op_i;
+            const int64_t total = checked_add(checked_sub(natural, y, axis), op_i, axis);
             int64_t b;
             if (op == Op::ConvolutionBackwardData && attrs.auto_pad == AutoPad::Explicit) {
                 b = pb[i];
@@ -187,7 +187,7 @@ ShapeInfo detail::infer_shape(Op op, const OpGeometry &g, const std::vector<int6
                 b = floor_div(total, 2);
             }
             info.pads_begin[i] = b < 0 ? 0 : b;
-            const int64_t e = natural + op_i - info.pads_begin[i] - y;
+            const int64_t e = checked_sub(checked_sub(checked_add(natural, op_i, axis), info.pads_begin[i], axis), y, axis);
             info.pads_end[i] = e < 0 ? 0 : e;
             out.push_back(y);
         } else {
@@ -195,7 +195,9 @@ ShapeInfo detail::infer_shape(Op op, const OpGeometry &g, const std::vector<int6
                 info.pads_begin[i] = pb[i];
                 info.pads_end[i] = pe[i];
             }
-            const int64_t y = natural - info.pads_begin[i] - info.pads_end[i] + op_i;
+            // (Pads may be negative, and as large as an int64 (fuzz_plan): checked.)
+            const int64_t y = checked_add(
+                checked_sub(checked_sub(natural, info.pads_begin[i], axis), info.pads_end[i], axis), op_i, axis);
             if (y < 1) {
                 invalid("output spatial axis " + std::to_string(i) + " would have size " + std::to_string(y) + " = " +
                         term("stride", s) + " * (" + term("X", x) + " - 1) + (" + term("K", k) + " - 1) * " +
