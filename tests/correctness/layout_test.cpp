@@ -299,7 +299,8 @@ TEST(LayoutWide, DepthwiseEveryGroupTile) {
 
 // Channels-first depthwise layers that the channels-first kernels tile badly run on the
 // channels-last twin's group kernels (runtime/strategy.cpp, depthwise_prefers_twin): 3D layers,
-// and 2D layers whose innermost phases are not two taps each; kernel 2s and stride 1 stay. Each
+// and 2D layers at stride 3 or more, or at stride 2 with phases of three taps or more; kernels
+// up to 2s at stride 2 and stride 1 stay. Each
 // against the reference, through every API, with its plan checked (x86-64, where the group
 // kernels are built; unless the environment pins a route).
 TEST(LayoutWide, DepthwiseChannelsFirstOnTheTwin) {
@@ -314,6 +315,7 @@ TEST(LayoutWide, DepthwiseChannelsFirstOnTheTwin) {
         {2, {9, 5, 2, 2}, {7, 5, 2, 2}, true},   // kernel 5 at stride 2: phases of 3 and 2 taps
         {2, {8, 3, 3, 1}, {6, 3, 3, 1}, true},   // kernel 3 at stride 3: one tap each
         {2, {9, 4, 2, 1}, {7, 4, 2, 1}, false},  // kernel 2s: the interleaved kernel's fast tile
+        {2, {9, 3, 2, 1}, {7, 3, 2, 1}, false},  // kernel 3 at stride 2: the short-phase kernel
         {2, {9, 3, 1, 1}, {7, 3, 1, 1}, false},  // stride 1
     };
     int ran = 0, failed = 0, i = 0;
