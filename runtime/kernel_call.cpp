@@ -92,13 +92,11 @@ struct ZeroFill {
 int zero_fill_task(void *, int task, uint8_t *closure) {
     const ZeroFill &z = *reinterpret_cast<const ZeroFill *>(closure);
     const int64_t begin = task * z.per_task, end = std::min((*z.extent)[z.axis], begin + z.per_task);
-    for (int64_t i = begin; i < end; i++) {
-        uint8_t *p = z.base + i * (*z.stride)[z.axis] * (int64_t)z.elem;
-        if (z.axis == 0) {
-            zero_row(p, z.elem, 1, 1);
-        } else {
-            zero_axes(p, z.elem, *z.extent, *z.stride, z.axis - 1);
-        }
+    const int64_t step = (*z.stride)[z.axis] * (int64_t)z.elem;
+    if (z.axis == 0) {
+        zero_row(z.base + begin * step, z.elem, end - begin, (*z.stride)[0]);
+    } else {
+        for (int64_t i = begin; i < end; i++) zero_axes(z.base + i * step, z.elem, *z.extent, *z.stride, z.axis - 1);
     }
     return 0;
 }
@@ -136,13 +134,12 @@ void zero_fill(uint8_t *base, size_t elem, const std::vector<int64_t> &extent_in
         std::memset(base, 0, elem);
         return;
     }
-    size_t outer = extent.size() - 1;  // the outermost axis of more than one index
-    while (outer > 0 && extent[outer] == 1) outer--;
-    if (count * (int64_t)elem < kParallelZeroBytes || extent[outer] < 2) {
-        zero_axes(base, elem, extent, stride, extent.size() - 1);
+    const size_t outer = extent.size() - 1;  // every merged axis has more than one index
+    if (count * (int64_t)elem < kParallelZeroBytes) {
+        zero_axes(base, elem, extent, stride, outer);
         return;
     }
-    // Axes outside `outer` have one index: the tasks split `outer`.
+    // The tasks split the outermost axis.
     ZeroFill z{base, elem, &extent, &stride, outer, (extent[outer] + kZeroTasks - 1) / kZeroTasks};
     const int tasks = (int)((extent[outer] + z.per_task - 1) / z.per_task);
     halide_do_par_for(nullptr, zero_fill_task, 0, tasks, reinterpret_cast<uint8_t *>(&z));

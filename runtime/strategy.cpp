@@ -81,9 +81,11 @@ void warn_once(const std::string &message) {
 }
 
 // Whether this build has the bounded and interior channels-last kernels of layer `p` of the
-// family that `flag` of KernelKey marks (groups, dots).
+// family that `flag` of KernelKey marks (groups, dots); for a channels-first layer, those its
+// channels-last twin would run.
 bool has_channels_last_pair(const Plan::Impl &p, bool KernelKey::*flag) {
     KernelKey bounded = cpu_kernel_key(p, p.geo.rank, true, false, false);
+    bounded.layout = DataFormat::NXC;
     bounded.*flag = true;
     KernelKey interior = bounded;
     interior.bounded = false;
@@ -211,8 +213,9 @@ bool every_phase_one_tap(const Plan::Impl &p) {
 // (cpu_interleaved_schedule.h) rather than on the channels-last kernels: no transposes
 // (hifigan_up3 7.3 -> 4.8 ms). 1D layers, and 3D ones of one-tap phases (unet3d_up); in 2D the
 // channels-last kernels won by 1.5-2x, with their transposes (3x3 and 5x5 at stride 2, 16-96
-// channels at 56x56: 3.6 -> 1.8 ms for 96 -> 64), and 3D layers of more taps were not measured. Narrower rows recompute more in their tails and channel tiles
-// (vnet_up_3x3x3, 24 groups: 4.6 -> 8.1), and larger weights would stream from L3 once per block.
+// channels at 56x56: 3.6 -> 1.8 ms for 96 -> 64), and 3D layers of more taps were not measured.
+// Narrower rows recompute more in their tails and channel tiles (vnet_up_3x3x3, 24 groups: 4.6
+// -> 8.1), and larger weights would stream from L3 once per block.
 // A row that is no whole number of the kernel's tiles (KernelTiles::blocked_groups) runs its rest
 // on the plain interleaved kernel (interleaved_tail); depthwise rows on the plain kernel that are
 // no whole number of its tiles run as their first whole multiple, which takes the kernel's
@@ -339,8 +342,9 @@ void choose_bordered_input(Plan::Impl &p) {
 // taps) with 128 or more output channels and a long reduction (the channel-vectorized kernels:
 // choose_channel_major) stay on the channels-first kernels, whose tiles then read contiguous
 // input rows (unet_up1: 17.7 against 18.6 ms on AVX-512; kernel 3 at stride 4, 3D, 256 -> 128:
-// 125 ms there against 59 here; 16 -> 128 at 7x7 on the position kernels 0.27 ms); with 16 registers the channels-last route wins there too (AVX2:
-// unet_up1 1.47x, unet_up4 1.23x, found by deconv tune). bf16 layers always take this route,
+// 125 ms there against 59 here; 16 -> 128 at 7x7 on the position kernels 0.27 ms); with 16
+// registers the channels-last route wins there too (AVX2: unet_up1 1.47x, unet_up4 1.23x, found
+// by deconv tune). bf16 layers always take this route,
 // where the dot-product kernels are. docs/performance.md has the measurements.
 constexpr int64_t kOneTapChannelsFirstMinCout = 128;
 constexpr int64_t kMaxLayoutCopyBytes = int64_t(512) << 20;
@@ -382,13 +386,7 @@ bool has_layout_kernels(const Plan::Impl &p, DataFormat format) {
 // stride 1 stay. Only where this build has the group kernels (x86-64).
 bool depthwise_prefers_twin(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
-    if (g.c_in != 1 || g.c_out != 1 || g.rank < 2) return false;
-    KernelKey bounded = cpu_kernel_key(p, g.rank, true, false, false);
-    bounded.layout = DataFormat::NXC;
-    bounded.channels = bounded.groups = true;
-    KernelKey interior = bounded;
-    interior.bounded = false;
-    if (!find_kernel(bounded) || !find_kernel(interior)) return false;
+    if (g.c_in != 1 || g.c_out != 1 || g.rank < 2 || !has_channels_last_pair(p, &KernelKey::groups)) return false;
     if (g.rank == 3) return true;
     const int in = g.rank - 1;
     const int64_t s = p.info.strides[in];
@@ -409,14 +407,8 @@ bool choose_via_channels_last(const Plan::Impl &p) {
     if (forced) return true;
     if (depthwise_prefers_twin(p)) return layout_copies_fit(p);
     if (g.c_out < 16 || prefers_blocked_interleave(p)) return false;
-    int64_t taps = 1;  // the most taps of a phase
-    for (const auto &axis : p.phases) {
-        int64_t most = 0;
-        for (const AxisPhase &a : axis) most = std::max(most, a.tap_count);
-        taps *= most;
-    }
-    if (taps == 1 && every_phase_one_tap(p) && g.c_out >= kOneTapChannelsFirstMinCout && p.dtype != DType::bf16 &&
-        p.regs.many && choose_channel_major(p))
+    if (every_phase_one_tap(p) && g.c_out >= kOneTapChannelsFirstMinCout && p.dtype != DType::bf16 && p.regs.many &&
+        choose_channel_major(p))
         return false;
     return layout_copies_fit(p);
 }
