@@ -359,6 +359,15 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
             out_dims[dd(rank)].stride = (int32_t)out_c_stride;
             out_dims[dd(rank + 1)].stride = (int32_t)(geo.c_out * out_c_stride);
             const int64_t w_shift = g0 * packed.g, iw_shift = g0 * iw.g;
+            if (p.zero_first) {
+                // This call's whole output (images x groups x channels x rows), densely.
+                std::vector<int64_t> ext = {nn, gn, geo.c_out}, st = {out_nc[0], geo.c_out * out_c_stride, out_c_stride};
+                for (int i = 0; i < rank; i++) {
+                    ext.push_back(slab && i == 0 ? slab->y1 - slab->y0 : p.out_spatial[i]);
+                    st.push_back(out_nc[2 + i]);
+                }
+                zero_fill(out_root + out_shift * (int64_t)elem, elem, ext, st);
+            }
             std::vector<size_t> counts(rank);
             for (int i = 0; i < rank; i++) counts[i] = entries(i);
             for_each_combination(counts, [&](const std::vector<size_t> &ph) {
@@ -417,6 +426,7 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                 if (!in_slab) {
                     // No output row of this phase in the slab.
                 } else if (!has_taps) {
+                    if (p.zero_first) return;  // zeroed above
                     std::vector<int64_t> ext, st;
                     for (int h = 0; h < dims; h++) {
                         ext.push_back(out_dims[h].extent);

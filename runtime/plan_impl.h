@@ -34,6 +34,9 @@ struct Plan::Impl {
     int64_t channel_block = 0;
     // Runs on the calling thread alone.
     bool serial = false;
+    // The phase executor zeroes the output (each slice's or slab's part) in one dense pass and then
+    // skips the phases without taps, instead of zeroing each of those phases' strided outputs.
+    bool zero_first = false;
     std::vector<int64_t> input_shape, filter_shape;  // as the caller gives them
     ShapeInfo info;
     detail::OpGeometry geo;

@@ -170,6 +170,13 @@ const KernelEntry *interleaved_kernel_for(const Plan::Impl &p, bool channel_majo
         return nullptr;
     for (int64_t r = 0; r < s; r++)
         if (p.phases[in][r].out_first != r) return nullptr;
+    // Kernels below the stride leave phases of the innermost axis without taps: the interleaved
+    // kernels would multiply their packed zeros, which the per-phase kernels skip (1D, 128 -> 64,
+    // kernel 1 at stride 2: 0.13 ms blocked, 0.05-0.06 per phase with zero_first). Pins still
+    // run them.
+    if (p.policy.interleave == Policy::Interleave::Auto)
+        for (const AxisPhase &a : p.phases[in])
+            if (a.tap_count == 0) return nullptr;
     // The group kernel only where its fast branch runs (interleaved_groups_facts.h): on the others
     // the per-phase group kernels were 2-10x faster (kernels 2-6 at stride 2 other than 4 with
     // pad 1, kernel 16 at stride 8 with pad 3 or 4: 48 groups, 56x56). The pin interleave=plain
@@ -398,6 +405,27 @@ bool depthwise_prefers_twin(const Plan::Impl &p) {
     return s > 2 || most > 2;
 }
 
+// Layers of 8-15 output channels per group with a long reduction (input channels x taps per
+// phase above kTwinMinReduction) whose phase rows are narrower than kTwinNarrowRowPositions run
+// on the channels-last kernels in either layout (channels-first ones on their twin, channels-last
+// ones on their own): the position kernels fill a fraction of a vector per row there, the
+// channels-last ones a vector (8 lanes on AVX-512) of channels. 96 -> 8, kernel 3,
+// 12^3, batch 4: 12-15 ms on positions, 5-7.7 twinned (AVX2: 4.7-8.1 against 3.4); 256 -> 8,
+// kernel 4 stride 2, 14x14 (rows of 14): 1.45 against 0.40-0.79. Rows of 28 stay (96 -> 8 at
+// 28x28: 0.12 against 0.18 twinned).
+constexpr int64_t kTwinMinCout = 8;
+constexpr int64_t kTwinMinReduction = 256;
+constexpr int64_t kTwinNarrowRowPositions = 16;
+
+bool favours_channel_vectors(const Plan::Impl &p) {
+    const OpGeometry &g = p.geo;
+    if (g.c_out < kTwinMinCout) return false;
+    int64_t taps = 1, widest = 0;  // taps per phase, at most; the widest phase row
+    for (int i = 0; i < g.rank; i++) taps *= (g.kernel[i] + p.info.strides[i] - 1) / p.info.strides[i];
+    for (const AxisPhase &a : p.phases[g.rank - 1]) widest = std::max(widest, a.out_count);
+    return g.c_in * taps > kTwinMinReduction && widest < kTwinNarrowRowPositions;
+}
+
 bool choose_via_channels_last(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
     if (g.forward || g.data_format != DataFormat::NCX) return false;
@@ -406,7 +434,7 @@ bool choose_via_channels_last(const Plan::Impl &p) {
     if (!has_layout_kernels(p, DataFormat::NXC)) return false;
     if (forced) return true;
     if (depthwise_prefers_twin(p)) return layout_copies_fit(p);
-    if (g.c_out < 16 || prefers_blocked_interleave(p)) return false;
+    if ((g.c_out < 16 && !favours_channel_vectors(p)) || prefers_blocked_interleave(p)) return false;
     if (every_phase_one_tap(p) && g.c_out >= kOneTapChannelsFirstMinCout && p.dtype != DType::bf16 && p.regs.many &&
         choose_channel_major(p))
         return false;
@@ -473,6 +501,25 @@ int64_t choose_channel_block(const Plan::Impl &p) {
     return p.geo.data_format == DataFormat::NXC ? kChannelBlock : 0;
 }
 
+// Phase plans whose phases without taps (kernel below the stride) hold half of the output or more
+// zero the whole output first, densely and on the pool, and skip those phases: zeroed phase by
+// phase, each pass wrote every s-th element of rows it fetched again for the next phase (kernel 1
+// at stride 3, 3D, 46^3 outputs: 67% of the run in the fill). Phases the interleaved kernel
+// serves count as written: it stores their zeros itself.
+bool choose_zero_first(const Plan::Impl &p) {
+    if (p.policy.zero_first != Toggle::Auto) return p.policy.zero_first == Toggle::On;
+    if (p.geo.forward || p.batch_rows_kernel || p.winograd.f) return false;
+    double written = 1.0;  // the fraction of outputs some phase with taps writes
+    for (int i = 0; i < p.geo.rank; i++) {
+        if (p.interleaved_kernel && i == p.geo.rank - 1) continue;
+        int64_t with_taps = 0;
+        for (const AxisPhase &a : p.phases[i])
+            if (a.tap_count > 0) with_taps += a.out_count;
+        written *= (double)with_taps / (double)std::max<int64_t>(1, p.out_spatial[i]);
+    }
+    return written <= 0.5;
+}
+
 // The plan of the same layer in the other data layout (`format`): the same geometry, phases and
 // filter, its own kernels.
 std::shared_ptr<const Plan::Impl> layout_twin(const Plan::Impl &p, DataFormat format) {
@@ -498,6 +545,7 @@ std::shared_ptr<const Plan::Impl> layout_twin(const Plan::Impl &p, DataFormat fo
     set_cpu_kernels(*t, choose_channel_major(*t));
     if (!choose_batch_rows(*t)) choose_bordered_input(*t);
     t->channel_block = choose_channel_block(*t);
+    t->zero_first = choose_zero_first(*t);
     return t;
 }
 
@@ -505,13 +553,15 @@ std::shared_ptr<const Plan::Impl> layout_twin(const Plan::Impl &p, DataFormat fo
 // accumulators run the channels-last kernels' narrow branches: 4-lane vectors, or scalar code
 // under 4 channels (centernet_dla_dw_nxc, depthwise: 10.3 ms, against 0.30 ms on the channels-first
 // kernels). They run on the channels-first kernels instead, over a transposed copy of the input,
-// the result transposed back (the copies stay within kMaxLayoutCopyBytes).
+// the result transposed back (the copies stay within kMaxLayoutCopyBytes). Not those of narrow
+// rows and long reductions (favours_channel_vectors).
 
 bool choose_via_channels_first(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
     if (g.forward || g.data_format != DataFormat::NXC || p.ci_pairs || p.groups || p.dots) return false;
     const bool forced = p.policy.route == Policy::Route::ChannelsFirst;
-    if (!forced && (p.policy.route != Policy::Route::Auto || g.c_out >= p.tiles.lanes)) return false;
+    if (!forced && (p.policy.route != Policy::Route::Auto || g.c_out >= p.tiles.lanes || favours_channel_vectors(p)))
+        return false;
     return has_layout_kernels(p, DataFormat::NCX) && layout_copies_fit(p);
 }
 
@@ -593,6 +643,7 @@ void choose_cpu_strategy(Plan::Impl &p, bool via_f32) {
     // Only a plan that runs its own CPU kernels reads a bordered input (the twins choose theirs).
     if (!choose_batch_rows(p)) choose_bordered_input(p);
     p.channel_block = choose_channel_block(p);
+    p.zero_first = choose_zero_first(p);
 }
 
 std::string describe_execution(const Plan::Impl &p) {
@@ -631,6 +682,7 @@ std::string describe_execution(const Plan::Impl &p) {
     if (k.channel_major && !k.groups && !k.dots && k.policy.exact_row_tiles != Toggle::Off) {
         add("row tile " + std::to_string(k.tiles.row_positions));
     }
+    if (k.zero_first) add("zero first");
     if (p.serial) add("serial");
     const std::string slices = policy_knob_value(p.policy, "group_slices"), slabs = policy_knob_value(p.policy, "row_slabs");
     add("slices " + slices + ", slabs " + slabs);

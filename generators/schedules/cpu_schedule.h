@@ -8,8 +8,8 @@
 //
 // Three specializations keep the general kernel correct for every shape while the common case
 // runs the tiled code: (1) enough channels and positions for a full tile, (2) few channels
-// (depthwise, RGB outputs): vectorize positions only, in 8- and 4-lane vectors on rows narrower
-// than a native one, (3) rows of fewer than four positions: scalar.
+// (depthwise, RGB outputs): vectorize positions only; both in 8- and 4-lane vectors on rows
+// narrower than a native one, (3) rows of fewer than four positions: scalar.
 // Parallelism: tasks of rows of the outermost spatial axis (cpu_parallel.h), groups and batch
 // (1D: channel tiles x groups x batch).
 #pragma once
@@ -83,6 +83,12 @@ inline void schedule_cpu(ConvStages &p, Halide::OutputImageParam out_param, cons
     };
     // Rows of one to two vectors.
     base.push_back({channels >= sp.co_tile && width >= lanes, lanes, sp.co_tile, lanes});
+    if (lanes > 8) {
+        // Rows of 8-15 positions (phases of 7x7 or 14x14 maps) on AVX-512: 8-lane vectors, which
+        // the 4-lane branch below ran at a quarter of the vector. (The 8 x 8 tile is square: it
+        // takes 16 channels, see below; fewer stay on 4 lanes.)
+        base.push_back({channels >= sp.co_tile && width >= 8, 8, sp.co_tile, 8});
+    }
     if (lanes > 4) {
         // Rows narrower than a native vector (e.g. 4x4 phases of an 8x8 output): 4-lane vectors.
         // (Vectorizing channels instead would need the accumulator stored channel-major, and a

@@ -710,6 +710,73 @@ TEST(LayoutBatchRows, NarrowPhasesOfWideBatches) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
+// Channels-last rows of one channel vector of output channels per group (lanes to 2 x lanes - 1;
+// on AVX-512 also 8-15 channels, in half vectors) tile q_tile positions of two rows: widths about
+// the position tiles, heights 2 and 3 (the second row tile overlaps the first), ranks 2-3, every
+// built dtype, on the layer's own kernels (route=channels_last: the rules may take the channels-
+// first twin).
+TEST(LayoutTiles, OneChannelVectorOverTwoRows) {
+    int ran = 0, failed = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t)) continue;
+        std::mt19937 seeds(53);
+        for (int rank : {2, 3}) {
+            if (!deconv_test::rank_built(rank)) continue;
+            for (int64_t cout : {8, 12, 16, 31})
+                for (int64_t width : {5, 7, 13})
+                    for (int64_t height : {1, 2}) {
+                        // Kernel 3, pad 1 before: outputs one wider than the input (6, 8, 14; 2, 3).
+                        const deconv_ref::Problem p =
+                            grouped_problem(1, 2, 3, cout, true, rank, {width, 3, 1, 1}, {height, 3, 1, 1});
+                        check_random_case(t, seeds(), ran % 3, p, ran, failed, "route=channels_last");
+                    }
+        }
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
+// Layers whose kernel is below the stride have phases without taps, zeroed phase by phase or
+// (zero_first) in one pass over each call's output before the other phases run: both ways and
+// the rule's own choice, both layouts, ranks 1-3, two images of three groups (slices and slabs
+// may split them), every built dtype. A pinned pass must show in the plan's description.
+TEST(LayoutTiles, TapLessPhasesZeroedEitherWay) {
+    int ran = 0, failed = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t)) continue;
+        std::mt19937 seeds(59);
+        for (int rank = 1; rank <= 3; rank++) {
+            if (!deconv_test::rank_built(rank)) continue;
+            for (DataFormat format : {DataFormat::NCX, DataFormat::NXC})
+                for (const char *pin : {"", "zero_first=on", "zero_first=off"})
+                    for (int64_t cout : {1, 5, 16}) {
+                        // Kernel 1 at stride 3 innermost (two phases of three without taps), kernel
+                        // 2 at stride 3 with output_padding 1 on the other axes.
+                        const deconv_ref::Problem p =
+                            grouped_problem(2, 3, 2, cout, true, rank, {7, 1, 3, 0, 2}, {3, 2, 3, 0, 1});
+                        std::mt19937 rng(static_cast<uint32_t>(seeds()));
+                        deconv_test::GenCase c = nxc_case(t, seeds(), ran % 3, p, rng);
+                        c.format = format;
+                        c.exec.schedule = pin;
+                        ran++;
+                        const auto r = deconv_test::run_and_check(c);
+                        if (!r && ++failed <= 12) ADD_FAILURE() << r.message();
+                        if (std::string(pin) == "zero_first=on") {
+                            deconv::Attributes a = deconv_test::to_lib_attrs(p);
+                            a.data_format = format;
+                            const deconv::Plan plan = deconv::Plan::create(
+                                deconv::Op::GroupConvolutionBackpropData, t,
+                                format == DataFormat::NXC ? nxc_shape(p.input_shape) : p.input_shape, p.filter_shape,
+                                a, std::nullopt, c.exec);
+                            EXPECT_NE(plan.describe().find("zero first"), std::string::npos) << plan.describe();
+                        }
+                    }
+        }
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
 // Channels-last register tiles (generators/schedules/cpu_channels_last_schedule.h): rows a
 // multiple of four positions whose six-position tiles would recompute more than a tenth of the row
 // take tiles of four (16, 20, 32; 28 and 13 keep six), with 4 channel vectors and with their
