@@ -94,7 +94,7 @@ const std::vector<Knob> &knobs() {
         toggle_knob("exact_row_tiles", &Policy::exact_row_tiles),
         toggle_knob("serial", &Policy::serial),
         toggle_knob("zero_first", &Policy::zero_first),
-        count_knob("channel_block", &Policy::channel_block, {"auto", "0", "64", "128", "192", "256"}, 1 << 20),
+        count_knob("channel_block", &Policy::channel_block, {"auto", "0", "16", "32", "64", "128", "192", "256"}, 1 << 20),
         count_knob("group_slices", &Policy::group_slices, {"auto", "0", "1", "2", "4"}, 1024),
         count_knob("row_slabs", &Policy::row_slabs, {"auto", "0", "1", "2", "4", "8", "16"}, 1 << 20),
         // The channels-last schedule's own branches take 4 positions and 1 vector: variants with

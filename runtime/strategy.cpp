@@ -481,7 +481,10 @@ bool choose_batch_rows(Plan::Impl &p) {
 
 // Output channels per block of the channel-vectorized kernels' packing: one kernel call per block.
 // Channels-last: two of the kernels' channel tiles (unet_up1_bf16: 64 channels 4.68 ms, 128 4.51,
-// 256 4.73). Rows narrower than the kernels' position tile, either layout: blocks of four of the
+// 256 4.73); on CPUs of 16 vector registers one tile (AVX2, 16 channels), whose weights then
+// stream as one contiguous run instead of a tile's 64 bytes in every 512 (unet_up1 27-43 ms ->
+// 18-20, two tiles 21; 128 -> 64 channels, kernel 5, 16^3: 146 -> 78; the narrow-row blocks
+// likewise). Rows narrower than the kernels' position tile, either layout: blocks of four of the
 // narrow-row branch's 3-vector tiles, so that each tile's weights stream from one contiguous run
 // (dcgan_l2: unblocked 20.0 ms, blocks of 192 15.7). Channels-first layers with wider rows keep one
 // packing (centernet_up3 measured 25.5 -> 31.7 ms blocked). Batch rows: every output channel in
@@ -497,8 +500,10 @@ int64_t choose_channel_block(const Plan::Impl &p) {
     if (p.batch_rows_kernel) return 0;
     bool narrow = p.geo.rank >= 2;
     for (const AxisPhase &a : p.phases[p.geo.rank - 1]) narrow = narrow && a.out_count < p.tiles.row_positions;
-    if (narrow) return kNarrowRowChannelBlock;
-    return p.geo.data_format == DataFormat::NXC ? kChannelBlock : 0;
+    const bool one_tile = !p.regs.many && p.tiles.four_position_channels > 0;
+    if (narrow) return one_tile ? p.tiles.four_position_channels : kNarrowRowChannelBlock;
+    if (p.geo.data_format != DataFormat::NXC) return 0;
+    return one_tile ? p.tiles.four_position_channels : kChannelBlock;
 }
 
 // Phase plans whose phases without taps (kernel below the stride) hold half of the output or more
