@@ -803,7 +803,7 @@ TEST(BuildFacts, VersionDtypesRanksAndCpuVariant) {
 }  // namespace
 
 // Every dtype through row widths and channel counts on both sides of each schedule branch's
-// threshold (4-lane, one-vector and two-vector rows; co tiles of 4, 8 and 16; vectors of 4 to 16
+// threshold (4-lane, one-vector and two-vector rows; co tiles of 3, 4, 8 and 16; vectors of 4 to 16
 // lanes depending on the accumulator type), in 1D where rows are the whole layer. Regression:
 // Halide 14 miscompiled the one-vector branch for 64-bit accumulators on AVX-512 (f64 and i32
 // layers of 8-15 positions and >= 8 channels stored zeros).
@@ -826,7 +826,7 @@ TEST(ScheduleBranches, EveryRowWidthAndChannelCount) {
         if (!deconv_test::dtype_built(t)) continue;
         std::mt19937 rng(11);
         for (int64_t x : {3, 4, 7, 8, 12, 15, 16, 24, 33, 40})
-            for (int64_t co : {1, 3, 4, 8, 12, 16, 20, 33, 64})
+            for (int64_t co : {1, 2, 3, 4, 5, 7, 8, 12, 16, 20, 33, 64})
                 for (int64_t ci : {2, 9}) {
                     deconv_ref::Problem p;
                     p.grouped = true;
