@@ -43,9 +43,19 @@ KernelKey cpu_kernel_key(const Plan::Impl &p, int rank, bool channel_major, bool
 
 namespace {
 
+constexpr int64_t kLongReduction = 256;
+
+// Whether a phase's reduction (input channels x its taps, at most) exceeds kLongReduction.
+bool long_reduction(const Plan::Impl &p) {
+    const OpGeometry &g = p.geo;
+    int64_t taps = 1;  // taps per phase, at most
+    for (int i = 0; i < g.rank; i++) taps *= (g.kernel[i] + p.info.strides[i] - 1) / p.info.strides[i];
+    return g.c_in * taps > kLongReduction;
+}
+
 // Channels-first backprop layers choose their schedule: vectorized output channels when a
 // group has at least a vector of them (KernelTiles::lanes) and each tile's reduction (input
-// channels x taps per phase, above 256) is long enough to amortize its stores, which scatter
+// channels x taps per phase: long_reduction) is long enough to amortize its stores, which scatter
 // across channel planes; else vectorized output positions (unet3d_up, 128 x 1 tap, runs faster
 // on positions; dilated_s1, 64 x 9, on channels: docs/performance.md). The policy's route pins it.
 bool choose_channel_major(const Plan::Impl &p) {
@@ -53,9 +63,7 @@ bool choose_channel_major(const Plan::Impl &p) {
     if (g.forward || g.data_format == DataFormat::NXC) return true;
     if (p.policy.route == Policy::Route::Channels) return true;
     if (p.policy.route == Policy::Route::Positions) return false;
-    int64_t taps = 1;  // taps per phase, at most
-    for (int i = 0; i < g.rank; i++) taps *= (g.kernel[i] + p.info.strides[i] - 1) / p.info.strides[i];
-    return g.c_out >= p.tiles.lanes && g.c_in * taps > 256;
+    return g.c_out >= p.tiles.lanes && long_reduction(p);
 }
 
 
@@ -405,8 +413,7 @@ bool depthwise_prefers_twin(const Plan::Impl &p) {
     return s > 2 || most > 2;
 }
 
-// Layers of 8-15 output channels per group with a long reduction (input channels x taps per
-// phase above kTwinMinReduction) whose phase rows are narrower than kTwinNarrowRowPositions run
+// Layers of 8-15 output channels per group with a long reduction (long_reduction) whose phase rows are narrower than kTwinNarrowRowPositions run
 // on the channels-last kernels in either layout (channels-first ones on their twin, channels-last
 // ones on their own): the position kernels fill a fraction of a vector per row there, the
 // channels-last ones a vector (8 lanes on AVX-512) of channels. 96 -> 8, kernel 3,
@@ -414,16 +421,14 @@ bool depthwise_prefers_twin(const Plan::Impl &p) {
 // kernel 4 stride 2, 14x14 (rows of 14): 1.45 against 0.40-0.79. Rows of 28 stay (96 -> 8 at
 // 28x28: 0.12 against 0.18 twinned).
 constexpr int64_t kTwinMinCout = 8;
-constexpr int64_t kTwinMinReduction = 256;
 constexpr int64_t kTwinNarrowRowPositions = 16;
 
 bool favours_channel_vectors(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
-    if (g.c_out < kTwinMinCout) return false;
-    int64_t taps = 1, widest = 0;  // taps per phase, at most; the widest phase row
-    for (int i = 0; i < g.rank; i++) taps *= (g.kernel[i] + p.info.strides[i] - 1) / p.info.strides[i];
+    if (g.c_out < kTwinMinCout || !long_reduction(p)) return false;
+    int64_t widest = 0;  // the widest phase row
     for (const AxisPhase &a : p.phases[g.rank - 1]) widest = std::max(widest, a.out_count);
-    return g.c_in * taps > kTwinMinReduction && widest < kTwinNarrowRowPositions;
+    return widest < kTwinNarrowRowPositions;
 }
 
 bool choose_via_channels_last(const Plan::Impl &p) {

@@ -78,13 +78,14 @@ using deconv_test::Shard;
 
 class LayoutSweep : public ::testing::TestWithParam<Shard> {};
 
-// Runs problem `p` (NCX shapes) as NXC on random data drawn from `seed`, through API `api`:
-// counted in `ran`, failures in `failed` (the first dozen reported).
+// Runs problem `p` (NCX shapes) as NXC (or `format`) on random data drawn from `seed`, through
+// API `api`: counted in `ran`, failures in `failed` (the first dozen reported).
 void check_random_case(DType t, uint64_t seed, int api, const deconv_ref::Problem &p, int &ran, int &failed,
-                       const std::string &schedule = "") {
+                       const std::string &schedule = "", DataFormat format = DataFormat::NXC) {
     std::mt19937 rng(static_cast<uint32_t>(seed));
     ran++;
     deconv_test::GenCase c = nxc_case(t, seed, api, p, rng);
+    c.format = format;
     c.exec.schedule = schedule;
     const auto r = deconv_test::run_and_check(c);
     if (!r && ++failed <= 12) ADD_FAILURE() << r.message();
@@ -241,15 +242,19 @@ deconv_ref::Problem grouped_problem(int64_t n, int64_t groups, int64_t cin, int6
     return p;
 }
 
-// Whether the plan of NXC problem `p` (with the pins `schedule`) names `part` (a kernel) in
-// Plan::describe(), expected unless the environment pins a knob that can keep it off (the
-// unbordered_* and schedule ctest runs): 1 where checked, 0 where pinned.
-int expect_plan_runs(DType t, const deconv_ref::Problem &p, const std::string &part, const std::string &schedule = "") {
+// Whether the plan of NXC (or `format`) problem `p` (with the pins `schedule`) names `part` (a
+// kernel, a step) in Plan::describe(), expected unless the environment pins a knob that can keep
+// it off (the unbordered_* and schedule ctest runs): 1 where checked, 0 where pinned.
+int expect_plan_runs(DType t, const deconv_ref::Problem &p, const std::string &part, const std::string &schedule = "",
+                     DataFormat format = DataFormat::NXC) {
     deconv::ExecOptions exec;
     exec.schedule = schedule;
+    deconv::Attributes attrs = deconv_test::to_lib_attrs(p);
+    attrs.data_format = format;
     const deconv::Plan plan = deconv::Plan::create(
         p.grouped ? deconv::Op::GroupConvolutionBackpropData : deconv::Op::ConvolutionBackpropData, t,
-        nxc_shape(p.input_shape), p.filter_shape, nxc_attrs(p), std::nullopt, exec);
+        format == DataFormat::NXC ? nxc_shape(p.input_shape) : p.input_shape, p.filter_shape, attrs, std::nullopt,
+        exec);
     const std::string how = plan.describe();
     for (const char *pin : {"bordered_input=", "interleave=", "route="})
         if (how.find(pin) != std::string::npos && schedule.find(pin) == std::string::npos) return 0;
@@ -754,22 +759,8 @@ TEST(LayoutTiles, TapLessPhasesZeroedEitherWay) {
                         // 2 at stride 3 with output_padding 1 on the other axes.
                         const deconv_ref::Problem p =
                             grouped_problem(2, 3, 2, cout, true, rank, {7, 1, 3, 0, 2}, {3, 2, 3, 0, 1});
-                        std::mt19937 rng(static_cast<uint32_t>(seeds()));
-                        deconv_test::GenCase c = nxc_case(t, seeds(), ran % 3, p, rng);
-                        c.format = format;
-                        c.exec.schedule = pin;
-                        ran++;
-                        const auto r = deconv_test::run_and_check(c);
-                        if (!r && ++failed <= 12) ADD_FAILURE() << r.message();
-                        if (std::string(pin) == "zero_first=on") {
-                            deconv::Attributes a = deconv_test::to_lib_attrs(p);
-                            a.data_format = format;
-                            const deconv::Plan plan = deconv::Plan::create(
-                                deconv::Op::GroupConvolutionBackpropData, t,
-                                format == DataFormat::NXC ? nxc_shape(p.input_shape) : p.input_shape, p.filter_shape,
-                                a, std::nullopt, c.exec);
-                            EXPECT_NE(plan.describe().find("zero first"), std::string::npos) << plan.describe();
-                        }
+                        check_random_case(t, seeds(), ran % 3, p, ran, failed, pin, format);
+                        if (std::string(pin) == "zero_first=on") expect_plan_runs(t, p, "zero first", pin, format);
                     }
         }
     }
