@@ -268,43 +268,60 @@ int copy_task(void *, int task, uint8_t *closure) {
 void copy_tensor(const uint8_t *src, const std::vector<int64_t> &src_st, uint8_t *dst,
                  const std::vector<int64_t> &dst_st, const std::vector<int64_t> &shape, size_t elem) {
     // Axes of extent 1 do not move the copy.
-    std::vector<size_t> axes;
+    struct Axis {
+        int64_t n, s, d;
+    };
+    std::vector<Axis> axes;
     int64_t count = 1;
     for (size_t a = 0; a < shape.size(); a++) {
         if (shape[a] == 0) return;
         count *= shape[a];
-        if (shape[a] > 1) axes.push_back(a);
+        if (shape[a] > 1) axes.push_back({shape[a], src_st[a], dst_st[a]});
     }
     if (axes.empty()) {
         std::memcpy(dst, src, elem);
         return;
     }
-    auto fastest = [&](const std::vector<int64_t> &st) {
-        size_t best = axes.back();
-        for (size_t a : axes)
-            if (st[a] < st[best]) best = a;
+    // An axis that steps over exactly the whole of another in both tensors is one axis with it
+    // (a channels-last bordered copy: positions x channels of a row are one run). Copied axis by
+    // axis, a 1D layer of 16 channels made 4000 copies of 64 bytes, a tenth of its run.
+    for (bool merged = true; merged && axes.size() > 1;) {
+        merged = false;
+        for (size_t i = 0; i < axes.size() && !merged; i++) {
+            for (size_t j = 0; j < axes.size() && !merged; j++) {
+                if (i == j || axes[i].s != axes[j].s * axes[j].n || axes[i].d != axes[j].d * axes[j].n) continue;
+                axes[j].n *= axes[i].n;
+                axes.erase(axes.begin() + (std::ptrdiff_t)i);
+                merged = true;
+            }
+        }
+    }
+    auto fastest = [&](bool source) {
+        size_t best = axes.size() - 1;
+        for (size_t a = 0; a < axes.size(); a++)
+            if ((source ? axes[a].s : axes[a].d) < (source ? axes[best].s : axes[best].d)) best = a;
         return best;
     };
-    const size_t inner = fastest(dst_st);
-    const size_t cross = fastest(src_st);
+    const size_t inner = fastest(false);
+    const size_t cross = fastest(true);
     CopyPlan c;
     c.src = src;
     c.dst = dst;
     c.elem = elem;
-    c.n_inner = shape[inner];
-    c.s_inner = src_st[inner];
-    c.d_inner = dst_st[inner];
-    if (cross != inner && src_st[cross] < src_st[inner]) {
-        c.n_cross = shape[cross];
-        c.s_cross = src_st[cross];
-        c.d_cross = dst_st[cross];
+    c.n_inner = axes[inner].n;
+    c.s_inner = axes[inner].s;
+    c.d_inner = axes[inner].d;
+    if (cross != inner && axes[cross].s < axes[inner].s) {
+        c.n_cross = axes[cross].n;
+        c.s_cross = axes[cross].s;
+        c.d_cross = axes[cross].d;
     }
-    for (size_t a : axes) {
+    for (size_t a = 0; a < axes.size(); a++) {
         if (a == inner || (c.n_cross > 1 && a == cross)) continue;
-        c.n_outer.push_back(shape[a]);
-        c.s_outer.push_back(src_st[a]);
-        c.d_outer.push_back(dst_st[a]);
-        c.outer_count *= shape[a];
+        c.n_outer.push_back(axes[a].n);
+        c.s_outer.push_back(axes[a].s);
+        c.d_outer.push_back(axes[a].d);
+        c.outer_count *= axes[a].n;
     }
     c.items = c.outer_count * cross_chunks(c);
     if (count * (int64_t)elem < kParallelBytes || c.items < 2) {

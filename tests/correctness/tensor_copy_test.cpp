@@ -98,4 +98,42 @@ TEST(TensorCopy, EveryElementSizeWithOuterAxes) {
     }
 }
 
+// Axes contiguous in both tensors are copied as one (the positions and channels of a channels-last
+// row), where the destination has margins between rows (a zero-bordered input copy), small and
+// past the parallel threshold; the margins stay untouched.
+TEST(TensorCopy, ContiguousAxesAcrossBorderedRows) {
+    for (const std::vector<int64_t> &shape : std::vector<std::vector<int64_t>>{{2, 40, 16}, {3, 4000, 16}, {2, 3, 5, 7}}) {
+        const size_t rank = shape.size();
+        std::vector<int64_t> ss(rank), ds(rank);
+        int64_t s = 1, d = 1;
+        for (size_t a = rank; a-- > 0;) {
+            ss[a] = s;
+            ds[a] = d;
+            s *= shape[a];
+            d *= shape[a] + (a == 1 ? 4 : 0);  // a margin of 2 on either side of axis 1
+        }
+        int64_t count = 1, dst_span = 1;
+        for (size_t a = 0; a < rank; a++) {
+            count *= shape[a];
+            dst_span += (shape[a] - 1) * ds[a];
+        }
+        const int64_t origin = 2 * ds[1];
+        std::vector<uint32_t> src(count), dst(origin + dst_span + 2 * ds[1], 0xdeadbeef), want = dst;
+        std::iota(src.begin(), src.end(), 1u);
+        std::vector<int64_t> idx(rank, 0);
+        for (int64_t e = 0; e < count; e++) {
+            int64_t o = origin;
+            for (size_t a = 0; a < rank; a++) o += idx[a] * ds[a];
+            want[o] = src[e];
+            for (size_t a = rank; a-- > 0;) {
+                if (++idx[a] < shape[a]) break;
+                idx[a] = 0;
+            }
+        }
+        copy_tensor(reinterpret_cast<const uint8_t *>(src.data()), ss, reinterpret_cast<uint8_t *>(dst.data() + origin),
+                    ds, shape, sizeof(uint32_t));
+        EXPECT_EQ(dst, want) << shape.size() << "D, " << count << " elements";
+    }
+}
+
 }  // namespace
