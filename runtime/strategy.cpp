@@ -413,11 +413,11 @@ bool depthwise_prefers_twin(const Plan::Impl &p) {
     return s > 2 || most > 2;
 }
 
-// Layers of 8-15 output channels per group with a long reduction (long_reduction) whose phase rows are narrower than kTwinNarrowRowPositions run
-// on the channels-last kernels in either layout (channels-first ones on their twin, channels-last
-// ones on their own): the position kernels fill a fraction of a vector per row there, the
-// channels-last ones a vector (8 lanes on AVX-512) of channels. 96 -> 8, kernel 3,
-// 12^3, batch 4: 12-15 ms on positions, 5-7.7 twinned (AVX2: 4.7-8.1 against 3.4); 256 -> 8,
+// Channels-first layers of 8-15 output channels per group with a long reduction (long_reduction)
+// whose phase rows are narrower than kTwinNarrowRowPositions run on the channels-last kernels, on
+// their twin (channels-last layers of 8 or more run there anyway): the position kernels fill a
+// fraction of a vector per row there, the channels-last ones a vector (8 lanes on AVX-512) of
+// channels. 96 -> 8, kernel 3, 12^3, batch 4: 12-15 ms on positions, 5-7.7 twinned (AVX2: 4.7-8.1 against 3.4); 256 -> 8,
 // kernel 4 stride 2, 14x14 (rows of 14): 1.45 against 0.40-0.79. Rows of 28 stay (96 -> 8 at
 // 28x28: 0.12 against 0.18 twinned).
 constexpr int64_t kTwinMinCout = 8;
@@ -560,18 +560,19 @@ std::shared_ptr<const Plan::Impl> layout_twin(const Plan::Impl &p, DataFormat fo
     return t;
 }
 
-// Channels-last backprop layers with fewer output channels per group than a vector of
-// accumulators run the channels-last kernels' narrow branches: 4-lane vectors, or scalar code
-// under 4 channels (centernet_dla_dw_nxc, depthwise: 10.3 ms, against 0.30 ms on the channels-first
-// kernels). They run on the channels-first kernels instead, over a transposed copy of the input,
-// the result transposed back (the copies stay within kMaxLayoutCopyBytes). Not those of narrow
-// rows and long reductions (favours_channel_vectors).
+// Channels-last backprop layers with fewer than kTwinMinCout output channels per group run the
+// channels-last kernels' narrow branches: 4-lane vectors, or scalar code under 4 channels
+// (centernet_dla_dw_nxc, depthwise: 10.3 ms, against 0.30 ms on the channels-first kernels). They
+// run on the channels-first kernels instead, over a transposed copy of the input, the result
+// transposed back (the copies stay within kMaxLayoutCopyBytes). From 8 channels per group on,
+// the channels-last kernels' one-vector tiles, groups inside the rows, run them without the
+// copies (grouped32_up_nxc: 0.30 ms against 0.35 twinned; AVX2 0.44 against 0.50).
 
 bool choose_via_channels_first(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
     if (g.forward || g.data_format != DataFormat::NXC || p.ci_pairs || p.groups || p.dots) return false;
     const bool forced = p.policy.route == Policy::Route::ChannelsFirst;
-    if (!forced && (p.policy.route != Policy::Route::Auto || g.c_out >= p.tiles.lanes || favours_channel_vectors(p)))
+    if (!forced && (p.policy.route != Policy::Route::Auto || g.c_out >= kTwinMinCout))
         return false;
     return has_layout_kernels(p, DataFormat::NCX) && layout_copies_fit(p);
 }
