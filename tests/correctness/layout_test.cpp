@@ -741,6 +741,38 @@ TEST(LayoutTiles, OneChannelVectorOverTwoRows) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
+// Channels-last layers of 8 or more output channels per group run on their own kernels (under 8,
+// on the channels-first twin), whose tiles narrower than a cache line run the groups inside the
+// rows (cpu_channels_last_schedule.h): many groups, so that both threads share the rows of every
+// group; 4 channels (the twin), 8 and 12, ranks 1-3, batch 1-2, every built dtype. The plan names
+// the channels-first twin exactly under 8 channels.
+TEST(LayoutTiles, GroupsInsideTheRows) {
+    int ran = 0, failed = 0, routed = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t)) continue;
+        std::mt19937 seeds(61);
+        for (int rank = 1; rank <= 3; rank++) {
+            if (!deconv_test::rank_built(rank)) continue;
+            for (int64_t cout : {4, 8, 12}) {
+                const deconv_ref::Problem p =
+                    grouped_problem(rank == 1 ? 2 : 1, 9, 5, cout, true, rank, {13, 3, 2, 1}, {5, 3, 2, 1});
+                check_random_case(t, seeds(), ran % 3, p, ran, failed);
+                deconv::Attributes attrs = deconv_test::to_lib_attrs(p);
+                attrs.data_format = DataFormat::NXC;
+                const std::string how = deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, t,
+                                                             nxc_shape(p.input_shape), p.filter_shape, attrs)
+                                            .describe();
+                if (how.find("route=") != std::string::npos || how.find("groups") != std::string::npos) continue;
+                EXPECT_EQ(how.find("channels-first twin") != std::string::npos, cout < 8) << how;
+                routed++;
+            }
+        }
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+    EXPECT_GT(routed, 0);
+}
+
 // Layers whose kernel is below the stride have phases without taps, zeroed phase by phase or
 // (zero_first) in one pass over each call's output before the other phases run: both ways and
 // the rule's own choice, both layouts, ranks 1-3, two images of three groups (slices and slabs
