@@ -392,20 +392,42 @@ bool has_layout_kernels(const Plan::Impl &p, DataFormat format) {
     return find_kernel(bounded) && find_kernel(interior);
 }
 
+// The fraction of the outputs that phases with taps write (kernels below the stride leave the
+// rest zero), leaving out the innermost axis when `all_inner` (an interleaved kernel writes every
+// phase of it).
+constexpr double kFewTappedOutputs = 0.25;
+
+double tapped_fraction(const Plan::Impl &p, bool all_inner) {
+    double written = 1.0;
+    for (int i = 0; i < p.geo.rank; i++) {
+        if (all_inner && i == p.geo.rank - 1) continue;
+        int64_t with_taps = 0;
+        for (const AxisPhase &a : p.phases[i])
+            if (a.tap_count > 0) with_taps += a.out_count;
+        written *= (double)with_taps / (double)std::max<int64_t>(1, p.out_spatial[i]);
+    }
+    return written;
+}
+
 // Depthwise channels-first layers (one input and one output channel per group) run on the
 // channels-last twin's group-vectorized kernels where the channels-first kernels have no good
 // tile: 3D layers, whose reduction strides whole planes (kernel 4 at stride 3, 48 groups, 12^3,
 // batch 4: 94 -> 9.5 ms), and 2D layers at stride 3 or more on the innermost axis, or at stride 2
 // with phases of three taps or more there (kernel 5, 96 groups of 14x14, batch 2: 0.55 -> 0.09
 // ms). Kernels of 2s and less at stride 2 (centernet_dla_dw: 0.078 against 0.46 twinned) and
-// stride 1 stay. Only where this build has the group kernels (x86-64).
+// stride 1 stay, and so do 2D layers whose phases with taps write a quarter of the outputs or
+// less (kernels below the stride): the twin transposes the whole output, of which the
+// channels-first kernels write those few after one dense zero fill (zero_first; kernel 1 at
+// stride 4, 48 groups of 32x32: 0.105 -> 0.033 ms; kernel 2 at stride 4: 0.24 -> 0.19; kernel 2
+// at stride 3, 44% written, stays: 0.16 twinned against 0.22). Only where this build has the
+// group kernels (x86-64).
 bool depthwise_prefers_twin(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
     if (g.c_in != 1 || g.c_out != 1 || g.rank < 2 || !has_channels_last_pair(p, &KernelKey::groups)) return false;
     if (g.rank == 3) return true;
     const int in = g.rank - 1;
     const int64_t s = p.info.strides[in];
-    if (s == 1) return false;
+    if (s == 1 || tapped_fraction(p, false) <= kFewTappedOutputs) return false;
     // At stride 2, phases of at most two taps (kernel 3 with the short-phase kernel, kernel 4)
     // run well here (kernel 3: 0.11 against 0.14 ms twinned).
     int64_t most = 0;
@@ -520,15 +542,7 @@ int64_t choose_channel_block(const Plan::Impl &p) {
 bool choose_zero_first(const Plan::Impl &p) {
     if (p.geo.forward || p.batch_rows_kernel || p.winograd.f) return false;
     if (p.policy.zero_first != Toggle::Auto) return p.policy.zero_first == Toggle::On;
-    double written = 1.0;  // the fraction of outputs some phase with taps writes
-    for (int i = 0; i < p.geo.rank; i++) {
-        if (p.interleaved_kernel && i == p.geo.rank - 1) continue;
-        int64_t with_taps = 0;
-        for (const AxisPhase &a : p.phases[i])
-            if (a.tap_count > 0) with_taps += a.out_count;
-        written *= (double)with_taps / (double)std::max<int64_t>(1, p.out_spatial[i]);
-    }
-    return written <= 0.5;
+    return tapped_fraction(p, p.interleaved_kernel != nullptr) <= 0.5;
 }
 
 // The plan of the same layer in the other data layout (`format`): the same geometry, phases and

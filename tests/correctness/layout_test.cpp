@@ -305,7 +305,8 @@ TEST(LayoutWide, DepthwiseEveryGroupTile) {
 // Channels-first depthwise layers that the channels-first kernels tile badly run on the
 // channels-last twin's group kernels (runtime/strategy.cpp, depthwise_prefers_twin): 3D layers,
 // and 2D layers at stride 3 or more, or at stride 2 with phases of three taps or more; kernels
-// up to 2s at stride 2 and stride 1 stay. Each
+// up to 2s at stride 2, stride 1, and kernels below the stride whose phases with taps write a
+// quarter of the outputs or less stay. Each
 // against the reference, through every API, with its plan checked (x86-64, where the group
 // kernels are built; unless the environment pins a route).
 TEST(LayoutWide, DepthwiseChannelsFirstOnTheTwin) {
@@ -322,6 +323,8 @@ TEST(LayoutWide, DepthwiseChannelsFirstOnTheTwin) {
         {2, {9, 4, 2, 1}, {7, 4, 2, 1}, false},  // kernel 2s: the interleaved kernel's fast tile
         {2, {9, 3, 2, 1}, {7, 3, 2, 1}, false},  // kernel 3 at stride 2: the short-phase kernel
         {2, {9, 3, 1, 1}, {7, 3, 1, 1}, false},  // stride 1
+        {2, {8, 1, 4, 0}, {6, 1, 4, 0}, false},  // kernel 1 at stride 4: 1/16 of the outputs tapped
+        {2, {8, 2, 3, 0}, {6, 2, 3, 0}, true},   // kernel 2 at stride 3: 4/9 tapped
     };
     int ran = 0, failed = 0, i = 0;
     for (const Case &c : cases) {
