@@ -1,6 +1,7 @@
 #include "kernel_call.h"
 
 #include "halide_glue.h"
+#include "tensor_copy.h"
 
 #include "HalideRuntime.h"
 
@@ -114,22 +115,9 @@ void zero_fill(uint8_t *base, size_t elem, const std::vector<int64_t> &extent_in
         if (e <= 0) return;
         count *= e;
     }
-    // Axes by increasing stride, those of one index dropped and each that continues the one
-    // inside it merged into it: an interleaved call's phases (stride 1) and groups of s outputs
-    // (stride s) are one dense run.
-    std::vector<size_t> order;
-    for (size_t a = 0; a < extent_in.size(); a++)
-        if (extent_in[a] > 1) order.push_back(a);
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return stride_in[a] < stride_in[b]; });
-    std::vector<int64_t> extent, stride;
-    for (size_t a : order) {
-        if (!extent.empty() && stride_in[a] == extent.back() * stride.back()) {
-            extent.back() *= extent_in[a];
-        } else {
-            extent.push_back(extent_in[a]);
-            stride.push_back(stride_in[a]);
-        }
-    }
+    // An interleaved call's phases (stride 1) and groups of s outputs (stride s) are one dense run.
+    const WalkAxes w = merged_axes(extent_in, {&stride_in});
+    const std::vector<int64_t> &extent = w.extent, &stride = w.stride[0];
     if (extent.empty()) {
         std::memset(base, 0, elem);
         return;

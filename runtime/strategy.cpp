@@ -395,8 +395,6 @@ bool has_layout_kernels(const Plan::Impl &p, DataFormat format) {
 // The fraction of the outputs that phases with taps write (kernels below the stride leave the
 // rest zero), leaving out the innermost axis when `all_inner` (an interleaved kernel writes every
 // phase of it).
-constexpr double kFewTappedOutputs = 0.25;
-
 double tapped_fraction(const Plan::Impl &p, bool all_inner) {
     double written = 1.0;
     for (int i = 0; i < p.geo.rank; i++) {
@@ -421,6 +419,8 @@ double tapped_fraction(const Plan::Impl &p, bool all_inner) {
 // stride 4, 48 groups of 32x32: 0.105 -> 0.033 ms; kernel 2 at stride 4: 0.24 -> 0.19; kernel 2
 // at stride 3, 44% written, stays: 0.16 twinned against 0.22). Only where this build has the
 // group kernels (x86-64).
+constexpr double kFewTappedOutputs = 0.25;
+
 bool depthwise_prefers_twin(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
     if (g.c_in != 1 || g.c_out != 1 || g.rank < 2 || !has_channels_last_pair(p, &KernelKey::groups)) return false;
@@ -439,9 +439,9 @@ bool depthwise_prefers_twin(const Plan::Impl &p) {
 // whose phase rows are narrower than kTwinNarrowRowPositions run on the channels-last kernels, on
 // their twin (channels-last layers of 8 or more run there anyway): the position kernels fill a
 // fraction of a vector per row there, the channels-last ones a vector (8 lanes on AVX-512) of
-// channels. 96 -> 8, kernel 3, 12^3, batch 4: 12-15 ms on positions, 5-7.7 twinned (AVX2: 4.7-8.1 against 3.4); 256 -> 8,
-// kernel 4 stride 2, 14x14 (rows of 14): 1.45 against 0.40-0.79. Rows of 28 stay (96 -> 8 at
-// 28x28: 0.12 against 0.18 twinned).
+// channels. 96 -> 8, kernel 3, 12^3, batch 4: 12-15 ms on positions, 5-7.7 twinned (AVX2:
+// 4.7-8.1 against 3.4); 256 -> 8, kernel 4 stride 2, 14x14 (rows of 14): 1.45 against 0.40-0.79.
+// Rows of 28 stay (96 -> 8 at 28x28: 0.12 against 0.18 twinned).
 constexpr int64_t kTwinMinCout = 8;
 constexpr int64_t kTwinNarrowRowPositions = 16;
 

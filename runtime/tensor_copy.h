@@ -11,6 +11,16 @@
 namespace deconv {
 namespace detail {
 
+// The axes of one walk over tensors of the same shape `extent`, tensor t's strides strides[t]:
+// axes of one index dropped, ordered by the first tensor's strides (innermost first), and each
+// axis that continues the one inside it in every tensor merged into it (the positions and
+// channels of a channels-last row, an interleaved call's phases and groups: one dense run).
+struct WalkAxes {
+    std::vector<int64_t> extent;
+    std::vector<std::vector<int64_t>> stride;  // [tensor][axis]
+};
+WalkAxes merged_axes(const std::vector<int64_t> &extent, const std::vector<const std::vector<int64_t> *> &strides);
+
 // dst[i] = src[i] for every index i of `shape`, strides in elements of `elem` bytes (1, 2, 4 or
 // 8). Layouts whose fastest axes differ are copied in square tiles (reads and writes both stay
 // within a few cache lines per tile); large copies run on the kernels' thread pool.
