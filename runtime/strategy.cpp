@@ -414,12 +414,13 @@ double tapped_fraction(const Plan::Impl &p, bool all_inner) {
 // with phases of three taps or more there (kernel 5, 96 groups of 14x14, batch 2: 0.55 -> 0.09
 // ms). Kernels of 2s and less at stride 2 (centernet_dla_dw: 0.078 against 0.46 twinned) and
 // stride 1 stay, and so do 2D layers whose phases with taps write a quarter of the outputs or
-// less (kernels below the stride): the twin transposes the whole output, of which the
+// less (kernels below the stride: kFewTappedOutputs): the twin transposes the whole output, of which the
 // channels-first kernels write those few after one dense zero fill (zero_first; kernel 1 at
 // stride 4, 48 groups of 32x32: 0.105 -> 0.033 ms; kernel 2 at stride 4: 0.24 -> 0.19; kernel 2
 // at stride 3, 44% written, stays: 0.16 twinned against 0.22). Only where this build has the
-// group kernels (x86-64).
-constexpr double kFewTappedOutputs = 0.25;
+// group kernels (x86-64). The bound is a third, not a quarter: kernels below the stride write a
+// quarter and the last row of each axis (kernel 1 at stride 2, 28x28: (28/55)^2, 26%).
+constexpr double kFewTappedOutputs = 1.0 / 3.0;
 
 bool depthwise_prefers_twin(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
@@ -442,12 +443,27 @@ bool depthwise_prefers_twin(const Plan::Impl &p) {
 // channels. 96 -> 8, kernel 3, 12^3, batch 4: 12-15 ms on positions, 5-7.7 twinned (AVX2:
 // 4.7-8.1 against 3.4); 256 -> 8, kernel 4 stride 2, 14x14 (rows of 14): 1.45 against 0.40-0.79.
 // Rows of 28 stay (96 -> 8 at 28x28: 0.12 against 0.18 twinned).
+// 3D layers of 8-15 output channels whose phases have several taps run there whatever their
+// reduction and rows (the position kernels' strided planes: 32 -> 8, kernel 3 stride 3, 12^3:
+// 0.76 ms on positions, 0.33 twinned; 256 -> 8, kernel 6 stride 3, 16^3: 49 against 23; 4
+// groups of 32 -> 8, kernel 2 dilation 2: 1.54 against 0.52); of one-tap phases they stay
+// (128 -> 8, kernel 2 stride 2: 0.50 against 0.72).
 constexpr int64_t kTwinMinCout = 8;
 constexpr int64_t kTwinNarrowRowPositions = 16;
 
+// Whether any phase has more than one tap.
+bool has_multi_tap_phase(const Plan::Impl &p) {
+    for (const auto &axis : p.phases)
+        for (const AxisPhase &a : axis)
+            if (a.tap_count > 1) return true;
+    return false;
+}
+
 bool favours_channel_vectors(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
-    if (g.c_out < kTwinMinCout || !long_reduction(p)) return false;
+    if (g.c_out < kTwinMinCout) return false;
+    if (g.rank == 3 && has_multi_tap_phase(p)) return true;
+    if (!long_reduction(p)) return false;
     int64_t widest = 0;  // the widest phase row
     for (const AxisPhase &a : p.phases[g.rank - 1]) widest = std::max(widest, a.out_count);
     return widest < kTwinNarrowRowPositions;
@@ -461,6 +477,14 @@ bool choose_via_channels_last(const Plan::Impl &p) {
     if (!has_layout_kernels(p, DataFormat::NXC)) return false;
     if (forced) return true;
     if (depthwise_prefers_twin(p)) return layout_copies_fit(p);
+    // Kernels below the stride whose phases have one tap at most and write a quarter of the
+    // outputs or less (kFewTappedOutputs) stay on the channels-first kernels (zero first): the twin transposes the
+    // whole output, mostly zeros, around a short reduction (64 -> 32, kernel 1 stride 3, 64x64:
+    // 0.32 ms twinned, 0.15 here; 2 groups of 4 -> 16, 1D kernel 1 stride 4: 0.20 against 0.09).
+    // With more taps the reduction pays for the copies (4 groups of 32 -> 8, 3D kernel 2 dilation
+    // 2, an eighth written: 0.52 twinned against 1.54), and so it does at half written (16 -> 32,
+    // 1D kernel 1 stride 2: 0.056 against 0.073).
+    if (!has_multi_tap_phase(p) && tapped_fraction(p, false) <= kFewTappedOutputs) return false;
     if ((g.c_out < 16 && !favours_channel_vectors(p)) || prefers_blocked_interleave(p)) return false;
     if (every_phase_one_tap(p) && g.c_out >= kOneTapChannelsFirstMinCout && p.dtype != DType::bf16 && p.regs.many &&
         choose_channel_major(p))

@@ -18,6 +18,8 @@
 //                           DepthwiseEveryGroupTile and DepthwiseInterleavedEveryTile: the
 //                           group-vectorized kernels of depthwise layers, per phase and interleaved;
 //                           DepthwiseChannelsFirstOnTheTwin: channels-first ones routed to them;
+//                           RoutesByTappedPhases: kernels below the stride and 3D layers of
+//                           8-15 channels, channels-first or twinned by their phases;
 //                           FewOutputChannelsEveryDotTile: the kernels that vectorize input channels.
 //   LayoutViews.*           non-dense NXC views with Plan::run's view overload: channel slices of
 //                           concatenated tensors, padded rows, the output's gaps untouched.
@@ -355,6 +357,60 @@ TEST(LayoutWide, DepthwiseChannelsFirstOnTheTwin) {
                 const auto r = deconv_test::run_and_check(g);
                 if (!r && ++failed <= 12) ADD_FAILURE() << r.message();
             }
+        }
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
+// Channels-first layers routed by their phases (runtime/strategy.cpp, choose_via_channels_last):
+// kernels below the stride whose phases have one tap at most and write a third of the outputs or
+// less stay on the channels-first kernels, whatever their channel counts; at half written they
+// take the twin (16 or more output channels). 3D layers of 8-15 output channels take the twin
+// where a phase has several taps, not where every phase has one. Each against the reference,
+// through every API, with its plan checked (x86-64, where the channels-last kernels are built;
+// unless the environment pins a route).
+TEST(LayoutWide, RoutesByTappedPhases) {
+    struct Case {
+        int rank;
+        AxisSpec inner, outer;
+        int64_t groups, cin, cout;
+        bool twin;
+    };
+    const Case cases[] = {
+        {2, {12, 1, 3, 0}, {9, 1, 3, 0}, 1, 12, 20, false},  // kernel 1 at stride 3: 13% written
+        {1, {40, 1, 4, 0}, {}, 2, 4, 16, false},              // kernel 1 at stride 4, 1D: 25%
+        {3, {9, 1, 2, 0}, {6, 1, 2, 0}, 1, 16, 16, false},    // kernel 1 at stride 2, 3D: 16%
+        {1, {12, 1, 2, 0}, {}, 1, 16, 32, true},              // kernel 1 at stride 2, 1D: 52%
+        {3, {7, 3, 2, 1}, {5, 3, 2, 1}, 1, 12, 8, true},      // 3D, 8 channels, phases of 2 taps
+        {3, {7, 2, 2, 0}, {5, 2, 2, 0}, 1, 16, 8, false},     // 3D, 8 channels, one tap each
+    };
+    int ran = 0, failed = 0, i = 0;
+    for (const Case &c : cases) {
+        i++;
+        if (!deconv_test::rank_built(c.rank)) continue;
+        const deconv_ref::Problem p = grouped_problem(1 + i % 2, c.groups, c.cin, c.cout, true, c.rank, c.inner, c.outer);
+#if defined(__x86_64__)
+        const deconv::Plan plan = deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, DType::f32,
+                                                       p.input_shape, p.filter_shape, deconv_test::to_lib_attrs(p));
+        const std::string how = plan.describe();
+        if (how.find("route=") == std::string::npos) {
+            EXPECT_EQ(how.find("channels-last twin") != std::string::npos, c.twin) << "case " << i << ": " << how;
+        }
+#endif
+        for (int api = 0; api < 3; api++) {
+            deconv_test::GenCase g;
+            g.format = DataFormat::NCX;
+            g.dtype = DType::f32;
+            g.seed = deconv_test::sweep_seed(DType::f32, c.rank, 8300 + 3 * i + api);
+            g.api = api;
+            g.p = p;
+            std::mt19937 rng(static_cast<uint32_t>(g.seed));
+            g.input = deconv_test::random_values(DType::f32, deconv_ref::product(p.input_shape), rng);
+            g.filter = deconv_test::random_values(DType::f32, deconv_ref::product(p.filter_shape), rng);
+            ran++;
+            const auto r = deconv_test::run_and_check(g);
+            if (!r && ++failed <= 12) ADD_FAILURE() << "case " << i << ": " << r.message();
         }
     }
     EXPECT_GT(ran, 0);

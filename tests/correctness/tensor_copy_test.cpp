@@ -1,6 +1,6 @@
 // The dispatcher's strided copies (runtime/tensor_copy.cpp) against element-by-element copies:
 // transposes of every size around the 8x8 tiles and their masked edges (the layout twins'
-// channel-position transposes), the cross axis's chunks, and the element sizes of every dtype.
+// channel-position transposes), the cross and inner axes' chunks, and the element sizes of every dtype.
 #include "tensor_copy.h"  // runtime/
 
 #include <gtest/gtest.h>
@@ -75,6 +75,28 @@ TEST(TensorCopy, TransposesOfEverySizeAroundTheTiles) {
             const std::vector<int64_t> shape = {r, c};
             EXPECT_TRUE(copies_exactly<uint32_t>(shape, {0, 1}, {1, 0}, 0)) << r << " x " << c << ", 4 bytes";
             EXPECT_TRUE(copies_exactly<uint16_t>(shape, {0, 1}, {1, 0}, 0)) << r << " x " << c << ", 2 bytes";
+        }
+    }
+}
+
+// Transposes whose inner axis (the destination's rows) spans several of the copy's inner chunks
+// (1024 elements): a 3D twin's output of one image, [X, C] to [C, X], and the way back, with
+// ragged chunk ends, channel counts under and over a tile, outer axes and padded source rows,
+// past the parallel threshold.
+TEST(TensorCopy, TransposesAcrossInnerChunks) {
+    for (const std::vector<int64_t> &shape :
+         std::vector<std::vector<int64_t>>{{2500, 70}, {3001, 5}, {2, 2049, 64}, {1, 4100, 13}}) {
+        std::vector<size_t> order(shape.size()), swapped;
+        std::iota(order.begin(), order.end(), 0);
+        swapped = order;
+        std::swap(swapped[swapped.size() - 1], swapped[swapped.size() - 2]);
+        for (int64_t pad : {0, 3}) {
+            const std::string what = std::to_string(shape[shape.size() - 2]) + " x " +
+                                      std::to_string(shape.back()) + ", pad " + std::to_string(pad);
+            EXPECT_TRUE(copies_exactly<uint32_t>(shape, order, swapped, pad)) << what;
+            EXPECT_TRUE(copies_exactly<uint32_t>(shape, swapped, order, pad)) << what << ", back";
+            EXPECT_TRUE(copies_exactly<uint16_t>(shape, order, swapped, pad)) << what << ", 2 bytes";
+            EXPECT_TRUE(copies_exactly<uint8_t>(shape, order, swapped, pad)) << what << ", 1 byte";
         }
     }
 }
