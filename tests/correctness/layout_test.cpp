@@ -304,6 +304,26 @@ TEST(LayoutWide, DepthwiseEveryGroupTile) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
+// Runs channels-first f32 problem `p` through every API against the reference; counts the runs
+// and failures, the failure prefixed by `what`.
+void check_ncx_f32_apis(const deconv_ref::Problem &p, int rank, uint64_t seed, const std::string &what, int &ran,
+                        int &failed) {
+    for (int api = 0; api < 3; api++) {
+        deconv_test::GenCase g;
+        g.format = DataFormat::NCX;
+        g.dtype = DType::f32;
+        g.seed = deconv_test::sweep_seed(DType::f32, rank, seed + api);
+        g.api = api;
+        g.p = p;
+        std::mt19937 rng(static_cast<uint32_t>(g.seed));
+        g.input = deconv_test::random_values(DType::f32, deconv_ref::product(p.input_shape), rng);
+        g.filter = deconv_test::random_values(DType::f32, deconv_ref::product(p.filter_shape), rng);
+        ran++;
+        const auto r = deconv_test::run_and_check(g);
+        if (!r && ++failed <= 12) ADD_FAILURE() << what << r.message();
+    }
+}
+
 // Channels-first depthwise layers that the channels-first kernels tile badly run on the
 // channels-last twin's group kernels (runtime/strategy.cpp, depthwise_prefers_twin): 3D layers,
 // and 2D layers at stride 3 or more, or at stride 2 with phases of three taps or more; kernels
@@ -343,20 +363,7 @@ TEST(LayoutWide, DepthwiseChannelsFirstOnTheTwin) {
                 if (c.twin) EXPECT_NE(how.find("_nxc_groups"), std::string::npos) << how;
             }
 #endif
-            for (int api = 0; api < 3; api++) {
-                deconv_test::GenCase g;
-                g.format = DataFormat::NCX;
-                g.dtype = DType::f32;
-                g.seed = deconv_test::sweep_seed(DType::f32, c.rank, 7900 + 3 * i + api);
-                g.api = api;
-                g.p = p;
-                std::mt19937 rng(static_cast<uint32_t>(g.seed));
-                g.input = deconv_test::random_values(DType::f32, deconv_ref::product(p.input_shape), rng);
-                g.filter = deconv_test::random_values(DType::f32, deconv_ref::product(p.filter_shape), rng);
-                ran++;
-                const auto r = deconv_test::run_and_check(g);
-                if (!r && ++failed <= 12) ADD_FAILURE() << r.message();
-            }
+            check_ncx_f32_apis(p, c.rank, 7900 + 3 * i, "", ran, failed);
         }
     }
     EXPECT_GT(ran, 0);
@@ -398,20 +405,7 @@ TEST(LayoutWide, RoutesByTappedPhases) {
             EXPECT_EQ(how.find("channels-last twin") != std::string::npos, c.twin) << "case " << i << ": " << how;
         }
 #endif
-        for (int api = 0; api < 3; api++) {
-            deconv_test::GenCase g;
-            g.format = DataFormat::NCX;
-            g.dtype = DType::f32;
-            g.seed = deconv_test::sweep_seed(DType::f32, c.rank, 8300 + 3 * i + api);
-            g.api = api;
-            g.p = p;
-            std::mt19937 rng(static_cast<uint32_t>(g.seed));
-            g.input = deconv_test::random_values(DType::f32, deconv_ref::product(p.input_shape), rng);
-            g.filter = deconv_test::random_values(DType::f32, deconv_ref::product(p.filter_shape), rng);
-            ran++;
-            const auto r = deconv_test::run_and_check(g);
-            if (!r && ++failed <= 12) ADD_FAILURE() << "case " << i << ": " << r.message();
-        }
+        check_ncx_f32_apis(p, c.rank, 8300 + 3 * i, "case " + std::to_string(i) + ": ", ran, failed);
     }
     EXPECT_GT(ran, 0);
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
