@@ -67,7 +67,7 @@ public:
     Halide::GeneratorParam<int> q_tile{"q_tile", 0, 0, 32};
     Halide::GeneratorParam<bool> unroll_taps{"unroll_taps", false};
     // ScheduleParams::q_block and l2_input_bytes (in KiB) of the blocked interleaved kernel.
-    Halide::GeneratorParam<int> q_block{"q_block", 32, 1, 1 << 16};
+    Halide::GeneratorParam<int> q_block{"q_block", tiles::blocked_tiles_per_block(), 1, 1 << 16};
     Halide::GeneratorParam<int> l2_input_kib{"l2_input_kib", 512, 1, 1 << 20};
     // GPU targets: threads per block (ScheduleParams::threads_x / threads_y); 0 = default.
     Halide::GeneratorParam<int> threads_x{"threads_x", 0, 0, 1024};

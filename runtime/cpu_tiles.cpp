@@ -35,6 +35,7 @@ KernelTiles kernel_tiles(const CpuRegisters &regs, DType dtype, const KernelEntr
         t.interleaved_groups = vectors * t.lanes;
     }
     t.blocked_groups = tiles::blocked_vectors(regs.many) * t.lanes;
+    t.blocked_task_groups = t.blocked_groups * tiles::blocked_tiles_per_block();
     return t;
 }
 

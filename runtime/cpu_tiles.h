@@ -32,6 +32,7 @@ struct KernelTiles {
     // Interleaved kernels: groups of s outputs per tile of a row, plain and blocked.
     int64_t interleaved_groups = 0;
     int64_t blocked_groups = 0;
+    int64_t blocked_task_groups = 0;  // blocked 1D: groups per parallel task (a block of tiles)
     // One vector of accumulators.
     int64_t lanes = 0;
 };

@@ -6,6 +6,7 @@
 
 #include "bordered_input.h"
 #include "checked_math.h"
+#include "cpu_thread_pool.h"
 #include "cpu_tiles.h"
 #include "halide_glue.h"
 #include "kernel_call.h"
@@ -58,12 +59,14 @@ bool long_reduction(const Plan::Impl &p) {
 // channels x taps per phase: long_reduction) is long enough to amortize its stores, which scatter
 // across channel planes; else vectorized output positions (unet3d_up, 128 x 1 tap, runs faster
 // on positions; dilated_s1, 64 x 9, on channels: docs/performance.md). The policy's route pins it.
+bool one_tap_channel_tiles(const Plan::Impl &p);
+
 bool choose_channel_major(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
     if (g.forward || g.data_format == DataFormat::NXC) return true;
     if (p.policy.route == Policy::Route::Channels) return true;
     if (p.policy.route == Policy::Route::Positions) return false;
-    return g.c_out >= p.tiles.lanes && long_reduction(p);
+    return g.c_out >= p.tiles.lanes && (long_reduction(p) || one_tap_channel_tiles(p));
 }
 
 
@@ -223,6 +226,27 @@ bool every_phase_one_tap(const Plan::Impl &p) {
     return true;
 }
 
+// 1D and 2D layers of one-tap phases (each phase a matrix product) with kOneTapChannelTilesMin or
+// more input and output channels run on the channel-vectorized channels-first kernels however
+// short their reduction, on CPUs of 32 vector registers: their tiles read contiguous input rows,
+// and the channels-last twin's transposes cost more than the tiles' stores across output planes
+// (128 -> 32, kernel 1, 56x56, batch 2: 0.41 ms twinned, 0.30 here; 128 -> 64, 1D kernel 1:
+// 0.107 against 0.092). Fewer channels leave the stores unpaid: 16 -> 128, kernel 2 stride 2,
+// 7x7: 0.061 here against 0.049 twinned; 32 -> 16, one vector: 0.21 against 0.09. Measured on
+// x86-64 (AVX-512) only; 3D layers keep the rule below (kOneTapChannelsFirstMinCout).
+constexpr int64_t kOneTapChannelTilesMin = 32;
+
+bool one_tap_channel_tiles(const Plan::Impl &p) {
+#if defined(__x86_64__)
+    const OpGeometry &g = p.geo;
+    return g.rank <= 2 && g.c_in >= kOneTapChannelTilesMin && g.c_out >= kOneTapChannelTilesMin && p.regs.many &&
+           p.dtype != DType::bf16 && every_phase_one_tap(p);
+#else
+    (void)p;
+    return false;
+#endif
+}
+
 // Layers with 16 or more output channels whose weights per kernel call fit half of L2 and whose
 // rows hold at least 32 groups of s outputs run on the blocked interleaved kernel
 // (cpu_interleaved_schedule.h) rather than on the channels-last kernels: no transposes
@@ -247,6 +271,14 @@ bool prefers_blocked_interleave(const Plan::Impl &p) {
     if (!forced && (p.geo.c_out < 16 || p.policy.route != Policy::Route::Auto ||
                     p.out_spatial[in] / p.info.strides[in] < kBlockedMinGroups ||
                     !(p.geo.rank == 1 || (p.geo.rank == 3 && every_phase_one_tap(p)))))
+        return false;
+    // 1D: its parallel tasks are blocks of a row (KernelTiles::blocked_task_groups); rows of fewer
+    // blocks than threads leave threads idle (128 -> 64, kernel 4 stride 2, 1000 positions, one
+    // block: 0.62 ms on two threads as on one, 0.33 on the plain kernels).
+    const int64_t row_groups = p.out_spatial[in] / p.info.strides[in];
+    if (!forced && p.geo.rank == 1 &&
+        (row_groups + p.tiles.blocked_task_groups - 1) / p.tiles.blocked_task_groups * p.geo.n * p.geo.groups <
+            pool_threads())
         return false;
     int64_t taps = 1;  // per call: the most taps of a phase on the outer axes, every phase of the innermost
     for (int i = 0; i < p.geo.rank; i++) {
@@ -486,7 +518,8 @@ bool choose_via_channels_last(const Plan::Impl &p) {
     // 1D kernel 1 stride 2: 0.056 against 0.073).
     if (!has_multi_tap_phase(p) && tapped_fraction(p, false) <= kFewTappedOutputs) return false;
     if ((g.c_out < 16 && !favours_channel_vectors(p)) || prefers_blocked_interleave(p)) return false;
-    if (every_phase_one_tap(p) && g.c_out >= kOneTapChannelsFirstMinCout && p.dtype != DType::bf16 && p.regs.many &&
+    if ((one_tap_channel_tiles(p) ||
+         (every_phase_one_tap(p) && g.c_out >= kOneTapChannelsFirstMinCout && p.dtype != DType::bf16 && p.regs.many)) &&
         choose_channel_major(p))
         return false;
     return layout_copies_fit(p);

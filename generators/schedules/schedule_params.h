@@ -3,6 +3,8 @@
 // (op, rank, dtype, layout, target) through add_halide_library(... PARAMS ...).
 #pragma once
 
+#include "tile_facts.h"
+
 namespace deconv {
 namespace gen {
 
@@ -19,7 +21,7 @@ struct ScheduleParams {
     int q_tile = 0;
     // Blocked interleaved kernel (cpu_interleaved_schedule.h): position tiles per block (1D),
     // and the input bytes of a block of rows (2D/3D; half of a 1 MiB L2 by default).
-    int q_block = 32;
+    int q_block = tiles::blocked_tiles_per_block();
     int l2_input_bytes = 512 * 1024;
     // Unroll the innermost tap loop (helps when taps per phase are few and known small).
     bool unroll_taps = false;

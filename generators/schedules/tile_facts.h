@@ -38,6 +38,9 @@ constexpr int interleaved_vectors() { return 1; }
 constexpr int interleaved_accumulators(bool many) { return many ? 16 : 8; }
 constexpr int blocked_vectors(bool many) { return many ? 2 : 1; }
 constexpr int blocked_accumulators(bool many) { return many ? 24 : 12; }
+// Blocked 1D: a block of blocked_tiles_per_block() position tiles of a row is one parallel task
+// (the default of the generator parameter q_block).
+constexpr int blocked_tiles_per_block() { return 32; }
 
 // CUDA schedule, gpu_schedule.h: blocks of gpu_threads_x threads along the thread axis times
 // gpu_threads_y along the tile axis, each thread a register tile of gpu_tile elements of it. A

@@ -20,6 +20,8 @@
 //                           DepthwiseChannelsFirstOnTheTwin: channels-first ones routed to them;
 //                           RoutesByTappedPhases: kernels below the stride and 3D layers of
 //                           8-15 channels, channels-first or twinned by their phases;
+//                           RowBlocksAndOneTapTiles: the blocked 1D kernel by threads, one-tap
+//                           layers on channel tiles;
 //                           FewOutputChannelsEveryDotTile: the kernels that vectorize input channels.
 //   LayoutViews.*           non-dense NXC views with Plan::run's view overload: channel slices of
 //                           concatenated tensors, padded rows, the output's gaps untouched.
@@ -406,6 +408,60 @@ TEST(LayoutWide, RoutesByTappedPhases) {
         }
 #endif
         check_ncx_f32_apis(p, c.rank, 8300 + 3 * i, "case " + std::to_string(i) + ": ", ran, failed);
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
+// 1D layers run on the blocked interleaved kernel only with a block of their row (its parallel
+// task) per thread at least (runtime/strategy.cpp, prefers_blocked_interleave): a row of one
+// block takes it on one thread, not on two. 1D and 2D layers of one-tap phases with 32 or more
+// input and output channels run on the channel-vectorized channels-first kernels on CPUs of 32
+// vector registers (one_tap_channel_tiles), on the channels-last twin elsewhere and with fewer
+// input channels. Each against the reference, through every API; plans checked on x86-64 where
+// nothing pins a knob.
+TEST(LayoutWide, RowBlocksAndOneTapTiles) {
+    int ran = 0, failed = 0;
+    const auto plan_of = [](const deconv_ref::Problem &p) {
+        return deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, DType::f32, p.input_shape,
+                                    p.filter_shape, deconv_test::to_lib_attrs(p))
+            .describe();
+    };
+    const auto unpinned = [](const std::string &how) { return how.find("policy all auto") != std::string::npos; };
+    const int threads = deconv::cpu_threads();
+    const deconv_ref::Problem row = grouped_problem(1, 1, 40, 24, true, 1, {64, 4, 2, 1}, {});  // 64 groups
+    for (int t : {1, 2}) {
+        deconv::set_cpu_threads(t);
+#if defined(__x86_64__)
+        const std::string how = plan_of(row);
+        if (unpinned(how)) EXPECT_EQ(how.find("interleaved_blocked") != std::string::npos, t == 1) << how;
+#endif
+        check_ncx_f32_apis(row, 1, 8400 + 3 * t, "1D row, " + std::to_string(t) + " threads: ", ran, failed);
+    }
+    deconv::set_cpu_threads(threads);
+    struct Case {
+        AxisSpec inner, outer;
+        int64_t cin, cout;
+        bool channel_tiles;  // on CPUs of 32 registers
+    };
+    const Case cases[] = {
+        {{9, 1, 1, 0}, {7, 1, 1, 0}, 48, 40, true},   // kernel 1: one tap
+        {{8, 2, 2, 0}, {5, 2, 2, 0}, 40, 33, true},   // kernel 2 stride 2: one tap per phase
+        {{8, 2, 2, 0}, {5, 2, 2, 0}, 16, 40, false},  // 16 input channels
+    };
+    int i = 0;
+    for (const Case &c : cases) {
+        i++;
+        const deconv_ref::Problem p = grouped_problem(1 + i % 2, 1, c.cin, c.cout, true, 2, c.inner, c.outer);
+#if defined(__x86_64__)
+        const std::string how = plan_of(p);
+        if (unpinned(how)) {
+            const bool tiles = c.channel_tiles && how.find("(avx512") != std::string::npos;
+            EXPECT_EQ(how.find("channels-last twin") == std::string::npos, tiles) << "case " << i << ": " << how;
+            if (tiles) EXPECT_NE(how.find("deconv_phase_conv_channels_"), std::string::npos) << how;
+        }
+#endif
+        check_ncx_f32_apis(p, 2, 8500 + 3 * i, "case " + std::to_string(i) + ": ", ran, failed);
     }
     EXPECT_GT(ran, 0);
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
