@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <initializer_list>
 #include <mutex>
+#include <numeric>
 #include <set>
 
 namespace deconv {
@@ -236,11 +237,17 @@ bool every_phase_one_tap(const Plan::Impl &p) {
 // x86-64 (AVX-512) only; 3D layers keep the rule below (kOneTapChannelsFirstMinCout).
 constexpr int64_t kOneTapChannelTilesMin = 32;
 
+// (From the attributes: choose_channel_major runs before the phases are decomposed. One tap per
+// phase: the kernel equals the stride and the dilation is prime to it, on every axis.)
 bool one_tap_channel_tiles(const Plan::Impl &p) {
 #if defined(__x86_64__)
     const OpGeometry &g = p.geo;
-    return g.rank <= 2 && g.c_in >= kOneTapChannelTilesMin && g.c_out >= kOneTapChannelTilesMin && p.regs.many &&
-           p.dtype != DType::bf16 && every_phase_one_tap(p);
+    if (g.forward || g.rank > 2 || g.c_in < kOneTapChannelTilesMin || g.c_out < kOneTapChannelTilesMin || !p.regs.many ||
+        p.dtype == DType::bf16)
+        return false;
+    for (int i = 0; i < g.rank; i++)
+        if (g.kernel[i] != p.info.strides[i] || std::gcd(p.info.dilations[i], p.info.strides[i]) != 1) return false;
+    return true;
 #else
     (void)p;
     return false;
@@ -501,6 +508,8 @@ bool favours_channel_vectors(const Plan::Impl &p) {
     return widest < kTwinNarrowRowPositions;
 }
 
+constexpr int64_t kOneDimDenseMaxReduction = 96;
+
 bool choose_via_channels_last(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
     if (g.forward || g.data_format != DataFormat::NCX) return false;
@@ -517,6 +526,13 @@ bool choose_via_channels_last(const Plan::Impl &p) {
     // 2, an eighth written: 0.52 twinned against 1.54), and so it does at half written (16 -> 32,
     // 1D kernel 1 stride 2: 0.056 against 0.073).
     if (!has_multi_tap_phase(p) && tapped_fraction(p, false) <= kFewTappedOutputs) return false;
+    // 1D layers at stride 1 with kOneDimDenseMaxReduction or fewer products per output (input
+    // channels x taps) stay too: their rows are long and stored a vector at a time, and the
+    // twin's two transposes cost more than its channel tiles save (8 groups of 8 -> 16, kernel 2,
+    // 4000 positions: 0.225 ms twinned, 0.150 here; 16 -> 32, kernel 3: 0.100 against 0.073; 32
+    // -> 64, kernel 2: 0.126 against 0.104). From 32 x 4 on the twin is as fast or faster (rows
+    // of 100: 0.008 against 0.012; 64 x 3: 0.241 against 0.270).
+    if (g.rank == 1 && p.info.strides[0] == 1 && g.c_in * g.kernel[0] <= kOneDimDenseMaxReduction) return false;
     if ((g.c_out < 16 && !favours_channel_vectors(p)) || prefers_blocked_interleave(p)) return false;
     if ((one_tap_channel_tiles(p) ||
          (every_phase_one_tap(p) && g.c_out >= kOneTapChannelsFirstMinCout && p.dtype != DType::bf16 && p.regs.many)) &&

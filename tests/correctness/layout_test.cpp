@@ -376,7 +376,8 @@ TEST(LayoutWide, DepthwiseChannelsFirstOnTheTwin) {
 // kernels below the stride whose phases have one tap at most and write a third of the outputs or
 // less stay on the channels-first kernels, whatever their channel counts; at half written they
 // take the twin (16 or more output channels). 3D layers of 8-15 output channels take the twin
-// where a phase has several taps, not where every phase has one. Each against the reference,
+// where a phase has several taps, not where every phase has one. 1D layers at stride 1 stay
+// with 96 or fewer products per output (input channels x taps). Each against the reference,
 // through every API, with its plan checked (x86-64, where the channels-last kernels are built;
 // unless the environment pins a route).
 TEST(LayoutWide, RoutesByTappedPhases) {
@@ -393,6 +394,8 @@ TEST(LayoutWide, RoutesByTappedPhases) {
         {1, {12, 1, 2, 0}, {}, 1, 16, 32, true},              // kernel 1 at stride 2, 1D: 52%
         {3, {7, 3, 2, 1}, {5, 3, 2, 1}, 1, 12, 8, true},      // 3D, 8 channels, phases of 2 taps
         {3, {7, 2, 2, 0}, {5, 2, 2, 0}, 1, 16, 8, false},     // 3D, 8 channels, one tap each
+        {1, {40, 3, 1, 1}, {}, 1, 16, 32, false},             // 1D stride 1, 16 x 3 products
+        {1, {40, 2, 1, 0}, {}, 1, 64, 32, true},              // 1D stride 1, 64 x 2 products
     };
     int ran = 0, failed = 0, i = 0;
     for (const Case &c : cases) {
