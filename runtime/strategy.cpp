@@ -170,14 +170,15 @@ void set_cpu_kernels(Plan::Impl &p, bool channel_major) {
 
 // The interleaved kernel of a channels-first backprop layer on the position-vectorized
 // schedule, or of a channels-last depthwise layer on the group-vectorized kernels (p.groups), if
-// the layer can run it: stride 2 or 8 (blocked: 2, channels first only) and dilation 1 on the
+// the layer can run it: a stride this build has the kernel of (positions: 2, 3, 4 and 8, the
+// blocked kernel 2, the group kernels 2 and 8; 3 and 4 f32 only) and dilation 1 on the
 // innermost axis, one phase per output residue in residue order (every residue has an output).
 // Null otherwise.
 const KernelEntry *interleaved_kernel_for(const Plan::Impl &p, bool channel_major, bool blocked) {
     const int in = p.geo.rank - 1;  // the innermost axis, spec order
     const int64_t s = p.info.strides[in];
     const bool positions = !channel_major && p.geo.data_format == DataFormat::NCX;
-    if (p.geo.forward || !(positions || (p.groups && !blocked)) || (s != 2 && (blocked || s != 8)) ||
+    if (p.geo.forward || !(positions || (p.groups && !blocked)) || s < 2 || (blocked && s != 2) ||
         p.info.dilations[in] != 1 || p.out_spatial[in] < s || (int64_t)p.phases[in].size() != s)
         return nullptr;
     for (int64_t r = 0; r < s; r++)
@@ -468,6 +469,11 @@ bool depthwise_prefers_twin(const Plan::Impl &p) {
     const int in = g.rank - 1;
     const int64_t s = p.info.strides[in];
     if (s == 1 || tapped_fraction(p, false) <= kFewTappedOutputs) return false;
+    // At stride 4 the interleaved kernel writes every phase of a row as dense vectors (48 groups
+    // of 32x32, kernel 4: 0.19 ms twinned, 0.076 here; kernel 8: 0.113 against 0.076). At stride 3
+    // its three-way interleave of the vectors costs more than the twin (kernel 3, 64 groups of
+    // 56x56: 0.29 twinned, 0.40 here).
+    if (s == 4 && interleaved_kernel_for(p, false, false)) return false;
     // At stride 2, phases of at most two taps (kernel 3 with the short-phase kernel, kernel 4)
     // run well here (kernel 3: 0.11 against 0.14 ms twinned).
     int64_t most = 0;

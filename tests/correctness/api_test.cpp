@@ -1241,22 +1241,25 @@ TEST(InterleavedPhases, EdgeWindowsOfLongRows) {
     EXPECT_GT(ran, 0);
 }
 
-// Layers with few output channels whose innermost axis has stride 2 or 8 run every phase of that
-// axis in one interleaved kernel call over a zero-bordered input copy; the outputs past the last
-// whole group of s (Y mod s of them) run on the phase kernel. Every pad (phase order and reach
-// into the margins), kernel length (phases without taps), tail length and both ranks (an outer
-// axis whose phases have no taps zero-fills the interleaved rows).
-TEST(InterleavedPhases, StridesTwoAndEightEveryPadKernelAndTail) {
+// Layers with few output channels whose innermost axis has stride 2, 3, 4 or 8 run every phase of
+// that axis in one interleaved kernel call over a zero-bordered input copy (3 and 4: f32 kernels,
+// which the 16-bit dtypes run as f32 where the CPU has F16C); the outputs past the last whole
+// group of s (Y mod s of them) run on the phase kernel. Every pad (phase order and reach into the
+// margins), kernel length (phases without taps), tail length and ranks 1-3 (an outer axis whose
+// phases have no taps zero-fills the interleaved rows; 3D on fewer cases).
+TEST(InterleavedPhases, EveryStrideEveryPadKernelAndTail) {
     int ran = 0;
     for (DType t : deconv_test::all_dtypes()) {
         if (!deconv_test::dtype_built(t)) continue;
         std::mt19937 rng(23);
-        for (int rank : {1, 2}) {
+        for (int rank : {1, 2, 3}) {
             if (!deconv_test::rank_built(rank)) continue;
-            for (int64_t s : {2, 8})
+            for (int64_t s : {2, 3, 4, 8})
                 for (int64_t k : {1, 2, 3, 5, 16, 17})
                     for (int64_t pb : {int64_t(0), int64_t(1), s - 1, s + 3})
                         for (int64_t tail : {int64_t(0), int64_t(1), s - 1}) {
+                            // 3D: the kernels' third rank, on fewer cases.
+                            if (rank == 3 && (k > 5 || tail != 0 || pb > 1)) continue;
                             // Half the rows wide enough for full-vector tiles of every dtype.
                             const int64_t x = 2 + pb + (k + tail) % 7 + 16 * ((k + pb) % 2);
                             const int64_t co = 1 + (k + tail) % 12, ci = 1 + pb % 3;
@@ -1272,7 +1275,8 @@ TEST(InterleavedPhases, StridesTwoAndEightEveryPadKernelAndTail) {
                             while (y0 - pe > s && ((y0 - pe) % s + s) % s != tail) pe++;
                             p.pads_end = {pe};
                             // Outer axis: stride 3, kernel 2 (one phase without taps).
-                            if (rank == 2) add_outer_axis(p, 3, 2, 3, 0);
+                            if (rank >= 2) add_outer_axis(p, 3, 2, 3, 0);
+                            if (rank == 3) add_outer_axis(p, 2, 3, 1, 1);
                             EXPECT_TRUE(random_run_matches_reference(t, p, rng))
                                 << deconv_test::dt_str(t) << " " << deconv_ref::describe(p);
                             ran++;

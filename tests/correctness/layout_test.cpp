@@ -328,9 +328,9 @@ void check_ncx_f32_apis(const deconv_ref::Problem &p, int rank, uint64_t seed, c
 
 // Channels-first depthwise layers that the channels-first kernels tile badly run on the
 // channels-last twin's group kernels (runtime/strategy.cpp, depthwise_prefers_twin): 3D layers,
-// and 2D layers at stride 3 or more, or at stride 2 with phases of three taps or more; kernels
-// up to 2s at stride 2, stride 1, and kernels below the stride whose phases with taps write a
-// quarter of the outputs or less stay. Each
+// and 2D layers at stride 3, or at stride 2 with phases of three taps or more; kernels up to 2s
+// at stride 2, stride 4 (the interleaved kernel), stride 1, and kernels below the stride whose
+// phases with taps write a quarter of the outputs or less stay. Each
 // against the reference, through every API, with its plan checked (x86-64, where the group
 // kernels are built; unless the environment pins a route).
 TEST(LayoutWide, DepthwiseChannelsFirstOnTheTwin) {
@@ -349,6 +349,8 @@ TEST(LayoutWide, DepthwiseChannelsFirstOnTheTwin) {
         {2, {9, 3, 1, 1}, {7, 3, 1, 1}, false},  // stride 1
         {2, {8, 1, 4, 0}, {6, 1, 4, 0}, false},  // kernel 1 at stride 4: 1/16 of the outputs tapped
         {2, {8, 2, 3, 0}, {6, 2, 3, 0}, true},   // kernel 2 at stride 3: 4/9 tapped
+        {2, {8, 4, 4, 0}, {6, 4, 4, 0}, false},  // kernel 4 at stride 4: the interleaved kernel
+        {2, {8, 8, 4, 2}, {6, 8, 4, 2}, false},  // kernel 8 at stride 4, pad 2
     };
     int ran = 0, failed = 0, i = 0;
     for (const Case &c : cases) {
