@@ -454,9 +454,9 @@ double tapped_fraction(const Plan::Impl &p, bool all_inner) {
 // with phases of three taps or more there (kernel 5, 96 groups of 14x14, batch 2: 0.55 -> 0.09
 // ms). Kernels of 2s and less at stride 2 (centernet_dla_dw: 0.078 against 0.46 twinned) and
 // stride 1 stay, and so do 2D layers whose phases with taps write a quarter of the outputs or
-// less (kernels below the stride: kFewTappedOutputs): the twin transposes the whole output, of which the
-// channels-first kernels write those few after one dense zero fill (zero_first; kernel 1 at
-// stride 4, 48 groups of 32x32: 0.105 -> 0.033 ms; kernel 2 at stride 4: 0.24 -> 0.19; kernel 2
+// less (kernels below the stride: kFewTappedOutputs): the twin transposes the whole output, of
+// which the channels-first kernels write those few after one dense zero fill (zero_first; kernel
+// 1 at stride 4, 48 groups of 32x32: 0.105 -> 0.033 ms; kernel 2 at stride 4: 0.24 -> 0.19; kernel 2
 // at stride 3, 44% written, stays: 0.16 twinned against 0.22). Only where this build has the
 // group kernels (x86-64). The bound is a third, not a quarter: kernels below the stride write a
 // quarter and the last row of each axis (kernel 1 at stride 2, 28x28: (28/55)^2, 26%).
@@ -525,9 +525,10 @@ bool choose_via_channels_last(const Plan::Impl &p) {
     if (forced) return true;
     if (depthwise_prefers_twin(p)) return layout_copies_fit(p);
     // Kernels below the stride whose phases have one tap at most and write a quarter of the
-    // outputs or less (kFewTappedOutputs) stay on the channels-first kernels (zero first): the twin transposes the
-    // whole output, mostly zeros, around a short reduction (64 -> 32, kernel 1 stride 3, 64x64:
-    // 0.32 ms twinned, 0.15 here; 2 groups of 4 -> 16, 1D kernel 1 stride 4: 0.20 against 0.09).
+    // outputs or less (kFewTappedOutputs) stay on the channels-first kernels (zero first): the
+    // twin transposes the whole output, mostly zeros, around a short reduction (64 -> 32, kernel 1
+    // stride 3, 64x64: 0.32 ms twinned, 0.15 here; 2 groups of 4 -> 16, 1D kernel 1 stride 4: 0.20
+    // against 0.09).
     // With more taps the reduction pays for the copies (4 groups of 32 -> 8, 3D kernel 2 dilation
     // 2, an eighth written: 0.52 twinned against 1.54), and so it does at half written (16 -> 32,
     // 1D kernel 1 stride 2: 0.056 against 0.073).
