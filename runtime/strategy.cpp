@@ -183,6 +183,15 @@ const KernelEntry *interleaved_kernel_for(const Plan::Impl &p, bool channel_majo
         return nullptr;
     for (int64_t r = 0; r < s; r++)
         if (p.phases[in][r].out_first != r) return nullptr;
+    // Strides 3 and 4 on CPUs of 16 vector registers: 1D and depthwise layers only. The kernel's
+    // 8 accumulators hold 2 channels of s phases, and 2D-3D layers of 4-12 output channels ran
+    // 15-60% slower on it than per phase (AVX2: 64 -> 12, kernel 5 stride 3: 0.28 -> 0.46 ms; 8 ->
+    // 4, kernel 3 stride 3: 0.067 -> 0.077), 1D and depthwise ones faster (64 -> 8, 1D kernel 6
+    // stride 3: 0.099 -> 0.069; 48 groups, kernel 4 stride 4: 0.23 -> 0.13). The pin
+    // interleave=plain runs it anyway.
+    if ((s == 3 || s == 4) && !p.regs.many && p.geo.rank > 1 && !(p.geo.c_in == 1 && p.geo.c_out == 1) &&
+        p.policy.interleave != Policy::Interleave::Plain)
+        return nullptr;
     // Kernels below the stride leave phases of the innermost axis without taps: the interleaved
     // kernels would multiply their packed zeros, which the per-phase kernels skip (1D, 128 -> 64,
     // kernel 1 at stride 2: 0.13 ms blocked, 0.05-0.06 per phase with zero_first). Pins still

@@ -809,13 +809,25 @@ TEST(BuildFacts, VersionDtypesRanksAndCpuVariant) {
 // layers of 8-15 positions and >= 8 channels stored zeros).
 // Runs `p` (dense views, the free function) on random data of dtype `t` and compares the output
 // with the reference.
-static ::testing::AssertionResult random_run_matches_reference(DType t, const deconv_ref::Problem &p, std::mt19937 &rng) {
+// `schedule`: pins (ExecOptions::schedule) for the run.
+static ::testing::AssertionResult random_run_matches_reference(DType t, const deconv_ref::Problem &p, std::mt19937 &rng,
+                                                               const std::string &schedule = "") {
     Buffer in(t, p.input_shape), w(t, p.filter_shape);
     const auto vin = deconv_test::fill(in, deconv_test::random_values(t, in.count, rng));
     const auto vw = deconv_test::fill(w, deconv_test::random_values(t, w.count, rng));
     const auto ref = deconv_ref::compute(p, vin, vw);
     Buffer out(t, ref.shape.output_shape);
-    deconv_test::run_free(p, in.cview(), w.cview(), out.view());
+    if (schedule.empty()) {
+        deconv_test::run_free(p, in.cview(), w.cview(), out.view());
+    } else {
+        deconv::ExecOptions exec;
+        exec.schedule = schedule;
+        const auto attrs = deconv_test::to_lib_attrs(p);
+        if (p.grouped)
+            deconv::group_convolution_backprop_data(in.cview(), w.cview(), out.view(), attrs, p.output_shape, exec);
+        else
+            deconv::convolution_backprop_data(in.cview(), w.cview(), out.view(), attrs, p.output_shape, exec);
+    }
     return deconv_test::compare_to_reference(t, deconv_test::read_all(out), ref);
 }
 
@@ -1246,7 +1258,8 @@ TEST(InterleavedPhases, EdgeWindowsOfLongRows) {
 // which the 16-bit dtypes run as f32 where the CPU has F16C); the outputs past the last whole
 // group of s (Y mod s of them) run on the phase kernel. Every pad (phase order and reach into the
 // margins), kernel length (phases without taps), tail length and ranks 1-3 (an outer axis whose
-// phases have no taps zero-fills the interleaved rows; 3D on fewer cases).
+// phases have no taps zero-fills the interleaved rows; 3D on fewer cases). Strides 3-4 in 2D-3D
+// also run with interleave=plain, which CPUs of 16 registers need to take them.
 TEST(InterleavedPhases, EveryStrideEveryPadKernelAndTail) {
     int ran = 0;
     for (DType t : deconv_test::all_dtypes()) {
@@ -1280,6 +1293,13 @@ TEST(InterleavedPhases, EveryStrideEveryPadKernelAndTail) {
                             EXPECT_TRUE(random_run_matches_reference(t, p, rng))
                                 << deconv_test::dt_str(t) << " " << deconv_ref::describe(p);
                             ran++;
+                            // Strides 3-4 in 2D-3D take the kernel on CPUs of 32 registers
+                            // only: pinned, every variant runs it.
+                            if ((s == 3 || s == 4) && rank >= 2 && tail == 0) {
+                                EXPECT_TRUE(random_run_matches_reference(t, p, rng, "interleave=plain"))
+                                    << deconv_test::dt_str(t) << " " << deconv_ref::describe(p) << ", pinned";
+                                ran++;
+                            }
                         }
         }
     }
