@@ -285,14 +285,13 @@ bool prefers_blocked_interleave(const Plan::Impl &p) {
     if (pin == Policy::Interleave::Off || pin == Policy::Interleave::Plain || !interleaved_kernel_for(p, false, true))
         return false;
     const bool forced = pin == Policy::Interleave::Blocked;
-    if (!forced && (p.geo.c_out < 16 || p.policy.route != Policy::Route::Auto ||
-                    p.out_spatial[in] / p.info.strides[in] < kBlockedMinGroups ||
+    const int64_t row_groups = p.out_spatial[in] / p.info.strides[in];
+    if (!forced && (p.geo.c_out < 16 || p.policy.route != Policy::Route::Auto || row_groups < kBlockedMinGroups ||
                     !(p.geo.rank == 1 || (p.geo.rank == 3 && every_phase_one_tap(p)))))
         return false;
     // 1D: its parallel tasks are blocks of a row (KernelTiles::blocked_task_groups); rows of fewer
     // blocks than threads leave threads idle (128 -> 64, kernel 4 stride 2, 1000 positions, one
     // block: 0.62 ms on two threads as on one, 0.33 on the plain kernels).
-    const int64_t row_groups = p.out_spatial[in] / p.info.strides[in];
     if (!forced && p.geo.rank == 1 &&
         (row_groups + p.tiles.blocked_task_groups - 1) / p.tiles.blocked_task_groups * p.geo.n * p.geo.groups <
             pool_threads())

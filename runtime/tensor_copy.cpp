@@ -186,7 +186,9 @@ constexpr int64_t kCrossChunk = 64;
 constexpr int64_t kInnerChunk = 1024;  // a multiple of the tiles' 16
 
 int64_t cross_chunks(const CopyPlan &c) { return (c.n_cross + kCrossChunk - 1) / kCrossChunk; }
-int64_t inner_chunks(const CopyPlan &c) { return c.n_cross > 1 ? (c.n_inner + kInnerChunk - 1) / kInnerChunk : 1; }
+// Elements of the inner axis per item: kInnerChunk in transposes, the whole axis otherwise.
+int64_t inner_chunk(const CopyPlan &c) { return c.n_cross > 1 ? kInnerChunk : c.n_inner; }
+int64_t inner_chunks(const CopyPlan &c) { return (c.n_inner + inner_chunk(c) - 1) / inner_chunk(c); }
 
 void copy_items(const CopyPlan &c, int64_t begin, int64_t end) {
     const size_t dims = c.n_outer.size();
@@ -209,7 +211,7 @@ void copy_items(const CopyPlan &c, int64_t begin, int64_t end) {
     // innermost outer axis as one memcpy per row and two pointer steps. Going through the general
     // item loop cost as much time as the memcpy calls themselves for rows of 64 floats
     // (centernet_dla_dw: 4096 rows per run).
-    const bool dense_rows = chunks == 1 && pieces == 1 && c.n_cross == 1 && c.s_inner == 1 && c.d_inner == 1 && dims > 0;
+    const bool dense_rows = c.n_cross == 1 && c.s_inner == 1 && c.d_inner == 1 && dims > 0;
     // The next outer index, counting from axis `from - 1` outwards (an odometer).
     auto step_outer = [&](size_t from) {
         for (size_t a = from; a-- > 0;) {
@@ -244,7 +246,7 @@ void copy_items(const CopyPlan &c, int64_t begin, int64_t end) {
         const uint8_t *s = c.src + so * (int64_t)c.elem;
         uint8_t *d = c.dst + dof * (int64_t)c.elem;
         const int64_t x0 = chunk * kCrossChunk, x1 = std::min(c.n_cross, x0 + kCrossChunk);
-        const int64_t i0 = pieces > 1 ? piece * kInnerChunk : 0, i1 = pieces > 1 ? std::min(c.n_inner, i0 + kInnerChunk) : c.n_inner;
+        const int64_t i0 = piece * inner_chunk(c), i1 = std::min(c.n_inner, i0 + inner_chunk(c));
         switch (c.elem) {
         case 1: copy_rows<uint8_t>(c, s, d, x0, x1, i0, i1); break;
         case 2: copy_rows<uint16_t>(c, s, d, x0, x1, i0, i1); break;

@@ -306,6 +306,14 @@ TEST(LayoutWide, DepthwiseEveryGroupTile) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
+// The plan (Plan::describe()) of channels-first f32 problem `p` with default options (read by
+// the x86-64 route checks).
+[[maybe_unused]] std::string ncx_f32_plan(const deconv_ref::Problem &p) {
+    return deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, DType::f32, p.input_shape, p.filter_shape,
+                                deconv_test::to_lib_attrs(p))
+        .describe();
+}
+
 // Runs channels-first f32 problem `p` through every API against the reference; counts the runs
 // and failures, the failure prefixed by `what`.
 void check_ncx_f32_apis(const deconv_ref::Problem &p, int rank, uint64_t seed, const std::string &what, int &ran,
@@ -359,9 +367,7 @@ TEST(LayoutWide, DepthwiseChannelsFirstOnTheTwin) {
             if (!deconv_test::rank_built(c.rank)) continue;
             const deconv_ref::Problem p = grouped_problem(1 + i % 2, groups, 1, 1, true, c.rank, c.inner, c.outer);
 #if defined(__x86_64__)
-            const deconv::Plan plan = deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, DType::f32,
-                                                           p.input_shape, p.filter_shape, deconv_test::to_lib_attrs(p));
-            const std::string how = plan.describe();
+            const std::string how = ncx_f32_plan(p);
             if (how.find("route=") == std::string::npos) {
                 EXPECT_EQ(how.find("channels-last twin") != std::string::npos, c.twin) << how;
                 if (c.twin) EXPECT_NE(how.find("_nxc_groups"), std::string::npos) << how;
@@ -405,9 +411,7 @@ TEST(LayoutWide, RoutesByTappedPhases) {
         if (!deconv_test::rank_built(c.rank)) continue;
         const deconv_ref::Problem p = grouped_problem(1 + i % 2, c.groups, c.cin, c.cout, true, c.rank, c.inner, c.outer);
 #if defined(__x86_64__)
-        const deconv::Plan plan = deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, DType::f32,
-                                                       p.input_shape, p.filter_shape, deconv_test::to_lib_attrs(p));
-        const std::string how = plan.describe();
+        const std::string how = ncx_f32_plan(p);
         if (how.find("route=") == std::string::npos) {
             EXPECT_EQ(how.find("channels-last twin") != std::string::npos, c.twin) << "case " << i << ": " << how;
         }
@@ -427,18 +431,13 @@ TEST(LayoutWide, RoutesByTappedPhases) {
 // nothing pins a knob.
 TEST(LayoutWide, RowBlocksAndOneTapTiles) {
     int ran = 0, failed = 0;
-    const auto plan_of = [](const deconv_ref::Problem &p) {
-        return deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, DType::f32, p.input_shape,
-                                    p.filter_shape, deconv_test::to_lib_attrs(p))
-            .describe();
-    };
     const auto unpinned = [](const std::string &how) { return how.find("policy all auto") != std::string::npos; };
     const int threads = deconv::cpu_threads();
     const deconv_ref::Problem row = grouped_problem(1, 1, 40, 24, true, 1, {64, 4, 2, 1}, {});  // 64 groups
     for (int t : {1, 2}) {
         deconv::set_cpu_threads(t);
 #if defined(__x86_64__)
-        const std::string how = plan_of(row);
+        const std::string how = ncx_f32_plan(row);
         if (unpinned(how)) EXPECT_EQ(how.find("interleaved_blocked") != std::string::npos, t == 1) << how;
 #endif
         check_ncx_f32_apis(row, 1, 8400 + 3 * t, "1D row, " + std::to_string(t) + " threads: ", ran, failed);
@@ -459,7 +458,7 @@ TEST(LayoutWide, RowBlocksAndOneTapTiles) {
         i++;
         const deconv_ref::Problem p = grouped_problem(1 + i % 2, 1, c.cin, c.cout, true, 2, c.inner, c.outer);
 #if defined(__x86_64__)
-        const std::string how = plan_of(p);
+        const std::string how = ncx_f32_plan(p);
         if (unpinned(how)) {
             const bool tiles = c.channel_tiles && how.find("(avx512") != std::string::npos;
             EXPECT_EQ(how.find("channels-last twin") == std::string::npos, tiles) << "case " << i << ": " << how;
