@@ -49,6 +49,11 @@ endif()
 # large_buffers: 64-bit addressing, so one call can span more than 2 GiB (the spec's 3D example).
 set(DECONV_KERNEL_FEATURES "large_buffers" CACHE STRING "Halide features added to every kernel target")
 message(STATUS "deconv: kernel targets ${DECONV_CPU_TARGETS} (+ ${DECONV_KERNEL_FEATURES})")
+# GPU kernels index with 32 bits: large_buffers' 64-bit addresses took the CUDA phase kernels from
+# 94-112 registers to 148-168 (ptxas, sm_90), past the JIT cap of 128. The dispatcher refuses CUDA
+# plans whose tensors hold 2^31 elements or more (runtime/cuda_executor.cpp).
+set(DECONV_GPU_KERNEL_FEATURES "${DECONV_KERNEL_FEATURES}")
+list(REMOVE_ITEM DECONV_GPU_KERNEL_FEATURES large_buffers)
 
 # CUDA kernels: the same generators with the GPU schedule (generators/schedules/gpu_schedule.h).
 # Halide emits PTX itself and the runtime dlopens libcuda at run time: neither the CUDA toolkit
@@ -89,7 +94,7 @@ set_property(GLOBAL PROPERTY DECONV_CUDA_DTYPES_BUILT "${DECONV_CUDA_DTYPES_BUIL
 list(GET DECONV_CPU_TARGETS -1 _deconv_cuda_host)
 set(DECONV_CUDA_TARGET "${_deconv_cuda_host}-cuda-${DECONV_CUDA_CAPABILITY}")
 if(DECONV_CUDA)
-  message(STATUS "deconv: CUDA kernels for ${DECONV_CUDA_TARGET} (+ ${DECONV_KERNEL_FEATURES}), dtypes ${DECONV_CUDA_DTYPES_BUILT}")
+  message(STATUS "deconv: CUDA kernels for ${DECONV_CUDA_TARGET} (+ ${DECONV_GPU_KERNEL_FEATURES}), dtypes ${DECONV_CUDA_DTYPES_BUILT}")
 endif()
 
 set_property(GLOBAL PROPERTY DECONV_KERNELS "")
@@ -104,6 +109,10 @@ function(_deconv_halide_library name generator targets)
     set(from ${_deconv_from})
   endif()
   get_property(runtime GLOBAL PROPERTY DECONV_KERNEL_RUNTIME)
+  set(features ${DECONV_KERNEL_FEATURES})
+  if(targets STREQUAL DECONV_CUDA_TARGET)
+    set(features ${DECONV_GPU_KERNEL_FEATURES})
+  endif()
   set(use_runtime "")
   if(runtime)
     set(use_runtime USE_RUNTIME ${runtime})
@@ -113,7 +122,7 @@ function(_deconv_halide_library name generator targets)
     GENERATOR ${generator}
     FUNCTION_NAME ${name}
     TARGETS ${targets}
-    FEATURES ${DECONV_KERNEL_FEATURES}
+    FEATURES ${features}
     PARAMS ${ARGN}
     ${use_runtime})
   if(NOT runtime)

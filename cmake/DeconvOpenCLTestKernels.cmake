@@ -41,7 +41,7 @@ endif()
 
 list(GET DECONV_CPU_TARGETS -1 _deconv_opencl_host)
 set(DECONV_OPENCL_TARGET "${_deconv_opencl_host}-opencl")
-message(STATUS "deconv: OpenCL test kernels for ${DECONV_OPENCL_TARGET} (+ ${DECONV_KERNEL_FEATURES}): ${DECONV_OPENCL_TEST_KERNELS}")
+message(STATUS "deconv: OpenCL test kernels for ${DECONV_OPENCL_TARGET} (+ ${DECONV_GPU_KERNEL_FEATURES}): ${DECONV_OPENCL_TEST_KERNELS}")
 
 # One library per kernel, all sharing the first one's runtime (the OpenCL runtime, apart from
 # libdeconv's host+CUDA one).
@@ -56,7 +56,7 @@ function(_deconv_opencl_library name generator)
     GENERATOR ${generator}
     FUNCTION_NAME ${name}
     TARGETS ${DECONV_OPENCL_TARGET}
-    FEATURES ${DECONV_KERNEL_FEATURES}
+    FEATURES ${DECONV_GPU_KERNEL_FEATURES}
     PARAMS ${ARGN}
     ${use_runtime})
   if(NOT _deconv_opencl_runtime)
@@ -91,9 +91,11 @@ foreach(pair IN LISTS DECONV_OPENCL_TEST_KERNELS)
     list(APPEND _deconv_opencl_bits 32)
   endif()
 endforeach()
-# The zero fills of phases without taps, for the element sizes of that matrix.
+# The zero fills of phases without taps and the filter's packing copies, for the element sizes of
+# that matrix.
 list(REMOVE_DUPLICATES _deconv_opencl_bits)
 foreach(bits IN LISTS _deconv_opencl_bits)
   _deconv_opencl_library(deconv_opencl_zero_fill_u${bits} deconv_zero_fill bits=${bits})
+  _deconv_opencl_library(deconv_opencl_strided_copy_u${bits} deconv_strided_copy bits=${bits})
 endforeach()
 set_property(GLOBAL PROPERTY DECONV_OPENCL_ELEMENT_BITS "${_deconv_opencl_bits}")

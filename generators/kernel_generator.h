@@ -72,6 +72,8 @@ public:
     // GPU targets: threads per block (ScheduleParams::threads_x / threads_y); 0 = default.
     Halide::GeneratorParam<int> threads_x{"threads_x", 0, 0, 1024};
     Halide::GeneratorParam<int> threads_y{"threads_y", 0, 0, 1024};
+    // GPU targets: output rows per thread (ScheduleParams::row_tile); 0 = default.
+    Halide::GeneratorParam<int> row_tile{"row_tile", 0, 0, 16};
 
 protected:
     // data [x.., ci, g, n] / filter [k.., co, ci, g] / output [q.., co, g, n] in logical order;
@@ -170,6 +172,7 @@ protected:
         sp.unroll_taps = unroll_taps;
         sp.threads_x = threads_x;
         sp.threads_y = threads_y;
+        sp.row_tile = row_tile;
         if (t.has_gpu_feature()) {
             schedule_gpu(s, *output, sp);
         } else if (groups_vectorized()) {

@@ -1,8 +1,9 @@
 // Zeros on the device: the CUDA dispatcher's fill of the output positions of stride phases that
-// receive no tap (runtime/plan.cpp), without a round trip through host memory. One kernel per
+// receive no tap (runtime/gpu_executor.cpp), without a round trip through host memory. One kernel per
 // element size (zero is all-zero bits in every dtype of the library); six dimensions, any
 // strides, so every phase view of a rank 1-3 output (padded with unit axes) fits.
 #include "Halide.h"
+#include "schedules/gpu_elementwise_schedule.h"
 
 namespace deconv {
 namespace gen {
@@ -20,18 +21,7 @@ public:
         Func out = *output;
         out(x) = cast(UInt(bits), 0);
         output->dim(0).set_stride(Expr());
-        if (get_target().has_gpu_feature()) {
-            // Threads along the innermost axis, every other axis fused into the block index.
-            Var xo("xo"), xi("xi"), b1("b1"), b2("b2"), b3("b3"), b4("b4"), block("block");
-            out.split(x[0], xo, xi, threads, TailStrategy::GuardWithIf)
-                .fuse(xo, x[1], b1)
-                .fuse(b1, x[2], b2)
-                .fuse(b2, x[3], b3)
-                .fuse(b3, x[4], b4)
-                .fuse(b4, x[5], block)
-                .gpu_blocks(block)
-                .gpu_threads(xi);
-        }
+        if (get_target().has_gpu_feature()) schedule_gpu_elementwise(out, x, threads);
     }
 
 private:

@@ -9,7 +9,9 @@
 
 #include "HalideRuntime.h"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 namespace deconv {
 namespace detail {
@@ -99,6 +101,95 @@ DeviceTensor to_device(const void *data, Memory memory, const std::vector<int64_
     return {holder.buf.device, dense_strides(shape)};
 }
 
+// The filter's canonical axes (g, ci, k.., co: spec order, co last) and their element strides.
+struct CanonicalFilter {
+    std::vector<int64_t> shape, strides;
+};
+
+CanonicalFilter canonical_filter(const OpGeometry &geo, const std::vector<int64_t> &strides) {
+    const FilterAxes &fa = geo.filter;
+    CanonicalFilter c;
+    c.shape = {geo.groups, geo.c_in};
+    c.strides = {fa.g_stride(strides), strides[fa.ci_axis]};
+    for (int i = 0; i < geo.rank; i++) {
+        c.shape.push_back(geo.kernel[i]);
+        c.strides.push_back(strides[fa.k_axes[i]]);
+    }
+    c.shape.push_back(geo.c_out);
+    c.strides.push_back(strides[fa.co_axis]);
+    return c;
+}
+
+// The filter on the device, packed channel-contiguous: [g][ci][k..][co], dense. Threads along
+// output channels (channel-major mappings, gpu_schedule.h) then load consecutive weights, where
+// the spec's layouts put them prod(K) or more apart; threads along positions broadcast one weight
+// either way. A host filter is packed on the host on its way up; a device filter by the strided
+// copy kernel into a buffer of the executor's.
+DeviceTensor packed_filter(const GpuBackend &backend, const OpGeometry &geo, const ConstTensorView &filter,
+                           const std::vector<int64_t> &strides, DType t, DeviceBuffer &holder,
+                           std::vector<uint8_t> &staging) {
+    const size_t elem = dtype_size(t);
+    const CanonicalFilter from = canonical_filter(geo, strides);
+    // Elements spaced so that every phase's view starts on the backend's alignment.
+    const int64_t spacing = std::max<int64_t>(1, backend.view_alignment / static_cast<int64_t>(elem));
+    std::vector<int64_t> packed = dense_strides(from.shape);
+    for (int64_t &v : packed) v *= spacing;
+    const int64_t count = packed[0] * from.shape[0];
+    if (filter.memory != Memory::CudaDevice) {
+        staging.resize(static_cast<size_t>(count) * elem);
+        copy_tensor(static_cast<const uint8_t *>(filter.data), from.strides, staging.data(), packed, from.shape, elem);
+        holder.describe(staging.data(), t, {count});
+        holder.upload("filter");
+        return {holder.buf.device, packed};
+    }
+    const GpuBackend::StridedCopyFn copy = backend.strided_copy_for(elem);
+    if (!copy) {
+        throw Error(ErrorKind::Kernel, std::string("no ") + backend.name + " strided copy for elements of " +
+                                           std::to_string(elem) + " bytes in this build");
+    }
+    holder.describe(nullptr, t, {count});
+    holder.allocate("packed filter");
+    // Six axes, innermost first (co, k_D .. k_1, ci, g), padded with unit axes.
+    halide_dimension_t src_dims[6], dst_dims[6];
+    const int axes = static_cast<int>(from.shape.size());
+    for (int h = 0; h < 6; h++) {
+        const int axis = axes - 1 - h;
+        if (axis >= 0) {
+            set_dim(src_dims[h], 0, from.shape[axis], from.strides[axis]);
+            set_dim(dst_dims[h], 0, from.shape[axis], packed[axis]);
+        } else {
+            set_dim(src_dims[h], 0, 1, 0);
+            set_dim(dst_dims[h], 0, 1, 0);
+        }
+    }
+    auto view = [&](halide_dimension_t *dims, uint64_t handle) {
+        halide_buffer_t b{};
+        b.device = handle;
+        b.device_interface = backend.interface();
+        b.type = halide_type_t(halide_type_uint, static_cast<uint8_t>(8 * elem));
+        b.dimensions = 6;
+        b.dim = dims;
+        return b;
+    };
+    halide_buffer_t src = view(src_dims, (uint64_t)(uintptr_t)filter.data), dst = view(dst_dims, holder.buf.device);
+    const int rc = copy(&src, &dst);
+    if (rc != 0) fail_gpu(backend, "packing the filter", rc);
+    return {holder.buf.device, packed};
+}
+
+// pack_filter_on_gpu's filter: the device buffer and its strides.
+class OwnedPackedFilter final : public GpuPackedFilter {
+public:
+    explicit OwnedPackedFilter(const GpuBackend &backend) : buffer_(backend) {}
+    uint64_t handle() const override { return tensor_.base; }
+    const std::vector<int64_t> &strides() const override { return tensor_.strides; }
+    size_t bytes() const override { return bytes_; }
+
+    DeviceBuffer buffer_;
+    DeviceTensor tensor_;
+    size_t bytes_ = 0;
+};
+
 // The device handles of one launch's views that start inside a tensor (GpuBackend::view_at),
 // released once the launch is queued, failures included.
 class LaunchViews {
@@ -128,9 +219,20 @@ private:
 
 }  // namespace
 
+std::shared_ptr<const GpuPackedFilter> pack_filter_on_gpu(const GpuBackend &backend, const Plan::Impl &p,
+                                                          const ConstTensorView &filter,
+                                                          const std::vector<int64_t> &w_st0) {
+    auto owned = std::make_shared<OwnedPackedFilter>(backend);
+    std::vector<uint8_t> staging;
+    owned->tensor_ = packed_filter(backend, p.geo, filter, w_st0, p.dtype, owned->buffer_, staging);
+    owned->buffer_.buf.host = nullptr;  // the staging copy ends here; the device copy stays
+    owned->bytes_ = static_cast<size_t>(owned->buffer_.buf.number_of_elements()) * dtype_size(p.dtype);
+    return owned;
+}
+
 void run_gpu(const GpuBackend &backend, const Plan::Impl &p, const KernelEntry &kernel, const ConstTensorView &input,
              const ConstTensorView &filter, const TensorView &output, const std::vector<int64_t> &in_st0,
-             const std::vector<int64_t> &w_st0, const std::vector<int64_t> &out_st0) {
+             const std::vector<int64_t> &w_st0, const std::vector<int64_t> &out_st0, const GpuPackedFilter *packed) {
     const size_t elem = dtype_size(p.dtype);
     const OpGeometry &geo = p.geo;
     const int rank = geo.rank;
@@ -141,8 +243,8 @@ void run_gpu(const GpuBackend &backend, const Plan::Impl &p, const KernelEntry &
     DeviceBuffer in_dev(backend), w_dev(backend), out_dev(backend);
     std::vector<uint8_t> in_stage, w_stage, out_stage;
     const DeviceTensor in = to_device(input.data, input.memory, p.input_shape, in_st0, p.dtype, in_dev, in_stage, "data");
-    const DeviceTensor w =
-        to_device(filter.data, filter.memory, p.filter_shape, w_st0, p.dtype, w_dev, w_stage, "filter");
+    const DeviceTensor w = packed ? DeviceTensor{packed->handle(), packed->strides()}
+                                  : packed_filter(backend, geo, filter, w_st0, p.dtype, w_dev, w_stage);
     DeviceTensor out;
     const bool out_on_host = output.memory == Memory::Host;
     if (out_on_host) {
@@ -164,11 +266,9 @@ void run_gpu(const GpuBackend &backend, const Plan::Impl &p, const KernelEntry &
     }
     const std::vector<int64_t> in_nc = to_ncx(in.strides, fmt), out_nc = to_ncx(out.strides, fmt);
 
-    // The filter through the caller's strides (no packing): canonical axes from FilterAxes.
-    const FilterAxes &fa = geo.filter;
-    const int64_t w_g = fa.g_stride(w.strides), w_ci = w.strides[fa.ci_axis], w_co = w.strides[fa.co_axis];
-    std::vector<int64_t> w_k(rank);
-    for (int i = 0; i < rank; i++) w_k[i] = w.strides[fa.k_axes[i]];
+    // The packed filter's strides, canonical order [g, ci, k.., co].
+    const int64_t w_g = w.strides[0], w_ci = w.strides[1], w_co = w.strides[rank + 2];
+    const std::vector<int64_t> w_k(w.strides.begin() + 2, w.strides.begin() + 2 + rank);
 
     const int dims = rank + 3;
     halide_dimension_t in_dims[6], w_dims[6], out_dims[6];

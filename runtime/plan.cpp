@@ -208,7 +208,7 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
         } else if (!cuda_available()) {
             why = "CUDA is unavailable: " + cuda_unavailable_reason();
         } else {
-            why = detail::cuda_grid_problem(geo, impl->out_spatial);
+            why = detail::cuda_launch_problem(geo, impl->out_spatial);
             if (!why.empty()) kind = ErrorKind::TooLarge;
         }
 #endif
@@ -350,13 +350,12 @@ void out_of_memory_as_error(const Plan::Impl &p, Fn fn) {
 }  // namespace
 
 // What Plan::pack_filter keeps: the CPU kernels' packing, the f32 plan's packed filter of an f16
-// layer run as f32, or a CUDA plan's dense copy of the filter (its kernels read the caller's
-// layout).
+// layer run as f32, or a CUDA plan's filter packed on the GPU (gpu_executor.cpp), resident there.
 struct PackedFilter::Impl {
     std::weak_ptr<const Plan::Impl> owner;
     detail::FilterPacking packing;   // CPU plans
     PackedFilter via_f32;    // f16 and bf16 plans run as f32
-    std::vector<uint8_t> dense;  // CUDA plans
+    std::shared_ptr<const detail::GpuPackedFilter> gpu;  // CUDA plans
 };
 
 PackedFilter::PackedFilter() = default;
@@ -364,7 +363,7 @@ PackedFilter::PackedFilter(std::shared_ptr<const Impl> impl) : impl_(std::move(i
 size_t PackedFilter::bytes() const {
     if (!impl_) return 0;
     return impl_->packing.data.size() + impl_->packing.interleaved.data.size() + impl_->via_f32.bytes() +
-           impl_->dense.size();
+           (impl_->gpu ? impl_->gpu->bytes() : 0);
 }
 bool PackedFilter::empty() const { return !impl_; }
 
@@ -372,16 +371,15 @@ PackedFilter Plan::pack_filter(const ConstTensorView &filter) const {
     const Impl &p = *impl_;
     const std::vector<int64_t> w_st = check_view("filter", filter.data, filter.dtype, filter.shape, filter.strides,
                                                  p.dtype, p.filter_shape, false);
-    if (filter.memory != Memory::Host) invalid("filter to pack is CUDA device memory; pack_filter reads host memory");
+    check_host_memory(p, "filter", filter.memory);
     auto packed = std::make_shared<PackedFilter::Impl>();
     packed->owner = impl_;
     const size_t elem = dtype_size(p.dtype);
     if (p.device == Device::CUDA) {
-        int64_t count = 1;
-        for (int64_t v : p.filter_shape) count = checked_mul(count, v, "filter element count");
-        packed->dense.resize((size_t)count * elem);
-        detail::copy_tensor((const uint8_t *)filter.data, w_st, packed->dense.data(), dense_strides(p.filter_shape),
-                     p.filter_shape, elem);
+    #if defined(DECONV_HAVE_CUDA)
+        check_fits_int32(w_st, "filter stride");
+        packed->gpu = detail::pack_filter_cuda(p, filter, w_st);
+    #endif
     } else if (p.via_f32) {
         std::vector<float> w = detail::half_to_dense_f32(p.dtype, (const uint16_t *)filter.data, p.filter_shape, w_st);
         packed->via_f32 = Plan(p.via_f32).pack_filter(ConstTensorView(w.data(), DType::f32, p.filter_shape));
@@ -407,8 +405,10 @@ void Plan::run(const ConstTensorView &input, const PackedFilter &filter, const T
         check_host_memory(p, "output", output.memory);
     #if defined(DECONV_HAVE_CUDA)
         if (p.device == Device::CUDA) {
-            const ConstTensorView w(filter.impl_->dense.data(), p.dtype, p.filter_shape);
-            run(input, w, output);
+            check_fits_int32(in_st, "data stride");
+            check_fits_int32(out_st, "output stride");
+            detail::run_cuda(p, input, ConstTensorView(nullptr, p.dtype, p.filter_shape), output, in_st, {}, out_st,
+                             filter.impl_->gpu.get());
             return;
         }
     #endif

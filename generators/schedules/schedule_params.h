@@ -29,6 +29,9 @@ struct ScheduleParams {
     // channel-major accumulators) and along the register-tile axis. 0 = 32 x 4.
     int threads_x = 0;
     int threads_y = 0;
+    // GPU: output rows (the second spatial axis) per thread's register tile, beside co_tile
+    // channels (threads along positions) or q_tile positions (threads along channels). 0 = default.
+    int row_tile = 0;
 };
 
 }  // namespace gen

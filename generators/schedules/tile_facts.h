@@ -42,12 +42,19 @@ constexpr int blocked_accumulators(bool many) { return many ? 24 : 12; }
 // (the default of the generator parameter q_block).
 constexpr int blocked_tiles_per_block() { return 32; }
 
-// CUDA schedule, gpu_schedule.h: blocks of gpu_threads_x threads along the thread axis times
-// gpu_threads_y along the tile axis, each thread a register tile of gpu_tile elements of it. A
-// grid block covers gpu_threads_x x (gpu_threads_y * gpu_tile) elements.
+// CUDA schedule, gpu_schedule.h. Blocks of gpu_threads_x threads along the thread axis times
+// gpu_threads_y along the tile axis; each thread holds a register tile of the tile axis
+// (gpu_co_tile output channels, or gpu_q_tile positions for channel-major threads) times
+// gpu_row_tile output rows (the second spatial axis; rank >= 2).
 constexpr int gpu_threads_x() { return 32; }
 constexpr int gpu_threads_y() { return 4; }
-constexpr int gpu_tile() { return 4; }
+constexpr int gpu_co_tile() { return 8; }
+constexpr int gpu_q_tile() { return 4; }
+constexpr int gpu_row_tile() { return 4; }
+// Channels-first phases narrower than this, with a warp of output channels or more per group,
+// put threads along output channels instead of positions: a 4-wide phase (dcgan_l2) left 28 of
+// a warp's 32 lanes idle.
+constexpr int gpu_narrow_width() { return 24; }
 
 }  // namespace tiles
 }  // namespace deconv

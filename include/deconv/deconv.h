@@ -326,7 +326,9 @@ public:
 
     // Constant weights: packs `filter` (checked like run()'s) once into the layout this plan's
     // kernels read, as inference runtimes do with a layer's weights. Runs that take the result
-    // skip the per-run packing; it holds its own copy, so the caller's filter may be freed.
+    // skip the per-run packing; it holds its own copy, so the caller's filter may be freed. A CUDA
+    // plan's packed filter stays on the GPU (its `filter` may be host or device memory), so its
+    // runs neither copy nor pack weights.
     PackedFilter pack_filter(const ConstTensorView &filter) const;
     // Runs with a filter packed by this plan (or a copy of it); any other is an error.
     void run(const ConstTensorView &input, const PackedFilter &filter, const TensorView &output) const;

@@ -492,6 +492,16 @@ TEST_P(CudaGpuBackprop, MatchesReference) {
     deconv_test::check_backprop_sweep(t, rank, check_both_formats);
 }
 
+// Every mapping and register tile of the GPU schedule (gpu_schedule.h), with tails, in NCX and NXC.
+TEST_P(CudaGpuBackprop, EveryScheduleMapping) {
+    SKIP_WITHOUT_GPU();
+    const DType t = GetParam().dtype;
+    const int rank = GetParam().rank;
+    if (!deconv::has_kernel(Op::GroupConvolutionBackpropData, rank, t, DataFormat::NCX, Device::CUDA))
+        GTEST_SKIP() << deconv::dtype_name(t) << " rank " << rank << " has no CUDA kernel in this build";
+    deconv_test::check_schedule_mappings(t, rank, check_both_formats);
+}
+
 INSTANTIATE_TEST_SUITE_P(Shards, CudaGpuBackprop, ::testing::ValuesIn(gpu_shards()), gpu_shard_name);
 
 // Wide layers: full register tiles and the guarded tails of both thread axes (channels and rows
@@ -567,6 +577,55 @@ TEST_P(CudaGpuForward, MatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shards, CudaGpuForward, ::testing::ValuesIn(gpu_shards()), gpu_shard_name);
+
+// A filter packed once by a CUDA plan stays on the GPU: packed from host memory and from device
+// memory (strided, so the device-side copy packs it), each serves several runs on device views,
+// and the plan's results match the reference in both layouts.
+TEST(CudaGpuPlan, PackedFilterStaysOnTheDevice) {
+    SKIP_WITHOUT_GPU();
+    const DType t = DType::f32;
+    if (!deconv::has_kernel(Op::GroupConvolutionBackpropData, 2, t, DataFormat::NCX, Device::CUDA))
+        GTEST_SKIP() << "f32 2D has no CUDA kernel in this build";
+    const deconv_ref::Problem p = problem(true, {1, 2 * 6, 9, 7}, {2, 6, 37, 3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1},
+                                          {0, 0});
+    std::mt19937 rng(29);
+    const auto x = deconv_test::random_values(t, deconv_ref::product(p.input_shape), rng);
+    const auto w = deconv_test::random_values(t, deconv_ref::product(p.filter_shape), rng);
+    const auto ref_ncx = deconv_ref::compute(p, x, w);
+    for (DataFormat f : {DataFormat::NCX, DataFormat::NXC}) {
+        auto attrs = deconv_test::to_lib_attrs(p);
+        attrs.data_format = f;
+        const auto in_shape = deconv_test::shape_in(f, p.input_shape);
+        const auto xin = f == DataFormat::NXC ? deconv_test::ncx_to_nxc(x, p.input_shape) : x;
+        const auto ref = deconv_test::result_in(f, ref_ncx);
+        const auto plan = deconv::Plan::create(Op::GroupConvolutionBackpropData, t, in_shape, p.filter_shape, attrs,
+                                               std::nullopt, ExecOptions{Device::CUDA, false});
+        Buffer w_host(t, p.filter_shape);
+        deconv_test::fill(w_host, w);
+        const deconv::PackedFilter from_host = plan.pack_filter(deconv::ConstTensorView(w_host.data(), t, p.filter_shape));
+        std::mt19937 lrng(31);
+        const deconv_test::StridedLayout lw = deconv_test::make_layout(p.filter_shape, lrng, true);
+        Buffer w_strided(t, p.filter_shape, lw.span);
+        deconv_test::fill_strided(w_strided, p.filter_shape, lw.strides, w);
+        DeviceCopy w_dev(w_strided);
+        const deconv::PackedFilter from_device = plan.pack_filter(
+            deconv::ConstTensorView(w_dev.as_pointer(), t, p.filter_shape, lw.strides, Memory::CudaDevice));
+        EXPECT_GE(from_host.bytes(), static_cast<size_t>(deconv_ref::product(p.filter_shape)) * sizeof(float));
+        EXPECT_EQ(from_device.bytes(), from_host.bytes());
+        Buffer in(t, in_shape);
+        deconv_test::fill(in, xin);
+        DeviceCopy in_dev(in);
+        for (const deconv::PackedFilter *packed : {&from_host, &from_device, &from_host}) {
+            Buffer out(t, plan.shape().output_shape);
+            DeviceCopy out_dev(out);
+            plan.run(deconv::ConstTensorView(in_dev.as_pointer(), t, in_shape, {}, Memory::CudaDevice), *packed,
+                     deconv::TensorView{out_dev.as_pointer(), t, plan.shape().output_shape, {}, Memory::CudaDevice});
+            out_dev.download(out);
+            EXPECT_TRUE(deconv_test::compare_to_reference(t, deconv_test::read_all(out), ref))
+                << deconv::data_format_name(f) << (packed == &from_device ? ", packed from device memory" : "");
+        }
+    }
+}
 
 // One CUDA plan run from several threads at once on different buffers.
 TEST(CudaGpuPlan, ConcurrentRuns) {

@@ -6,6 +6,8 @@
 #include "check.h"
 #include "layout_support.h"
 
+#include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -99,6 +101,52 @@ void check_backprop_sweep(deconv::DType t, int rank, const Check &check) {
     }
     EXPECT_EQ(failed, 0);
     EXPECT_GT(zero_phase_cases, 0) << "no case had a stride above its kernel (phases without taps)";
+}
+
+// Problems that reach every specialization of the GPU schedule (generators/schedules/gpu_schedule.h)
+// in `rank` dimensions, for the register tiles' facts in tile_facts.h: channels-first phases
+// narrower than gpu_narrow_width() with a warp of channels (threads along channels), wide ones
+// (threads along positions, channel tiles), few channels (rows alone), rows shorter than
+// gpu_row_tile() and rows narrower than a position tile (one element per thread), each with
+// channel counts and rows that leave tails. Handed to `check` as check_backprop_sweep does.
+template <typename Check>
+void check_schedule_mappings(deconv::DType t, int rank, const Check &check) {
+    struct Shape {
+        const char *what;
+        int64_t rows, width, c_out, stride;
+    };
+    const Shape shapes[] = {
+        {"narrow phases, a warp of channels", 9, 7, 37, 2},
+        {"wide rows, channel tiles", 6, 30, 37, 1},
+        {"wide rows, few channels", 6, 30, 3, 1},
+        {"narrow phases, few channels", 9, 7, 12, 2},
+        {"rows shorter than a row tile", 2, 30, 37, 1},
+        {"phases narrower than a position tile", 9, 3, 37, 2},
+    };
+    int failed = 0, index = 0;
+    for (const Shape &s : shapes) {
+        std::vector<int64_t> in_shape = {1, 2 * 3}, w_shape = {2, 3, s.c_out};
+        deconv::Attributes a;
+        const int64_t spatial[3] = {2, s.rows, s.width};
+        for (int i = 3 - rank; i < 3; i++) {
+            in_shape.push_back(spatial[i]);
+            w_shape.push_back(3);
+            a.strides.push_back(s.stride);
+            a.dilations.push_back(1);
+            a.pads_begin.push_back(1);
+            a.pads_end.push_back(1);
+            a.output_padding.push_back(0);
+        }
+        const deconv_ref::Problem p = ref_problem(true, in_shape, w_shape, a);
+        std::mt19937 rng(static_cast<uint32_t>(17 + index));
+        const auto x = random_values(t, deconv_ref::product(p.input_shape), rng);
+        const auto w = random_values(t, deconv_ref::product(p.filter_shape), rng);
+        failed += check(deconv::Op::GroupConvolutionBackpropData, t, p.input_shape, p.filter_shape, to_lib_attrs(p),
+                        std::nullopt, x, w, deconv_ref::compute(p, x, w), index, std::string(s.what) + ": " +
+                        deconv_ref::describe(p), failed);
+        index++;
+    }
+    EXPECT_EQ(failed, 0);
 }
 
 }  // namespace deconv_test

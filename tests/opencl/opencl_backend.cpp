@@ -57,11 +57,11 @@ void opencl_release_view(uint64_t view) {
 }
 
 GpuBackend make_backend() {
-    GpuBackend b{"OpenCL", &opencl_interface, {nullptr, nullptr, nullptr, nullptr}, &opencl_view_at,
-                 &opencl_release_view};
-    for (const ZeroFillRow &z : kOpenClZeroFills) {
-        const int slot = z.bits == 8 ? 0 : z.bits == 16 ? 1 : z.bits == 32 ? 2 : 3;
-        b.zero_fill[slot] = z.fn;
+    GpuBackend b{"OpenCL", &opencl_interface, {}, {}, &opencl_view_at, &opencl_release_view, kViewAlignment};
+    for (const ElementKernelRow &k : kOpenClElementKernels) {
+        const int slot = GpuBackend::element_slot(k.bits / 8);
+        b.zero_fill[slot] = k.zero_fill;
+        b.strided_copy[slot] = k.strided_copy;
     }
     return b;
 }

@@ -10,6 +10,12 @@
 
 namespace deconv_ocl {
 
+// Phase views start inside the output and the filter, and an OpenCL launch turns such a view into
+// a sub-buffer, whose offset the device must align to CL_DEVICE_MEM_BASE_ADDR_ALIGN: 1024 bits on
+// pocl, the least OpenCL 1.2 allows (the size of a long16). The backend's view_alignment, and the
+// slot the tests give each element of their device tensors.
+constexpr int64_t kViewAlignment = 128;
+
 const deconv::detail::GpuBackend &opencl_backend();
 
 // Why this process cannot run OpenCL kernels (no loader, no platform, no device), or "" when it

@@ -9,8 +9,10 @@
 //   OpenClBackprop.*      the backprop sweep's problems in both layouts: stride phases, phases
 //                         without taps (zero fills), output_shape, auto_pad, depthwise, medium rows
 //                         and channel counts (register tiles and their tails).
+//   OpenClBackprop.EveryScheduleMapping  each mapping and register tile of the schedule.
 //   OpenClBackpropWide.*  full register tiles and the guarded tails of both thread axes.
 //   OpenClForward.*       GroupConvolution: strides, dilations, pads and auto_pad.
+//   OpenClPackedFilter.*  a filter packed once on the device serving later runs.
 //   OpenClHostViews.*     host views: the executor's device copies, dense output and download.
 //
 // Tolerances: compare_to_reference (correctness/check.h), the CPU suites' per-dtype bounds. They
@@ -55,13 +57,11 @@ const std::string &opencl_problem() {
     return why;
 }
 
-// Phase views start inside the output and the filter, and an OpenCL launch turns such a view into
-// a sub-buffer, whose offset the device must align to CL_DEVICE_MEM_BASE_ADDR_ALIGN: 1024 bits on
-// pocl, the least OpenCL 1.2 allows (the size of a long16). So the device tensors of these tests
-// give every element a slot of 128 bytes: each stride is a multiple of it, and so is each view's
-// offset. The kernels read every buffer through its strides, so this is as valid a layout as a
-// dense one (CUDA, whose views are plain addresses, runs the same offsets on dense tensors).
-constexpr int64_t kViewAlignment = 128;
+// The kernels read every buffer through its strides, so device tensors whose every element has a
+// slot of kViewAlignment bytes (opencl_backend.h) are as valid a layout as dense ones, and every
+// phase view's offset into them is aligned (CUDA, whose views are plain addresses, runs the same
+// offsets on dense tensors).
+using deconv_ocl::kViewAlignment;
 
 // `shape` laid out with make_layout's gaps and permuted axes, every stride scaled to whole slots.
 StridedLayout aligned_layout(const std::vector<int64_t> &shape, size_t elem, std::mt19937 &rng) {
@@ -119,9 +119,11 @@ bool views_start_at_zero(const deconv::Plan::Impl &p) {
 
 // Runs `plan` through the GPU executor on OpenCL, with values in the plan's data format, and
 // compares with `ref` (also in that format). Checks that nothing outside the output view changed.
+// `packed`: a filter packed by pack_filter_on_gpu, which the run takes instead of w_values.
 ::testing::AssertionResult run_on_opencl(const deconv_ocl::OpenClPlan &plan, DType t,
                                          const std::vector<double> &in_values, const std::vector<double> &w_values,
-                                         const deconv_ref::Result &ref, Path path, uint32_t seed) {
+                                         const deconv_ref::Result &ref, Path path, uint32_t seed,
+                                         const deconv::detail::GpuPackedFilter *packed = nullptr) {
     const deconv::Plan::Impl &p = *plan.impl;
     const auto &in_shape = p.input_shape, &w_shape = p.filter_shape, &out_shape = p.info.output_shape;
     std::mt19937 rng(seed);
@@ -144,14 +146,14 @@ bool views_start_at_zero(const deconv::Plan::Impl &p) {
                                     deconv::ConstTensorView(din.handle(), t, in_shape, li.strides, Memory::CudaDevice),
                                     deconv::ConstTensorView(dw.handle(), t, w_shape, lw.strides, Memory::CudaDevice),
                                     deconv::TensorView{dout.handle(), t, out_shape, lo.strides, Memory::CudaDevice},
-                                    li.strides, lw.strides, lo.strides);
+                                    li.strides, lw.strides, lo.strides, packed);
             dout.download();
         } else {
             deconv::detail::run_gpu(deconv_ocl::opencl_backend(), p, *plan.kernel,
                                     deconv::ConstTensorView(in.data(), t, in_shape, li.strides),
                                     deconv::ConstTensorView(w.data(), t, w_shape, lw.strides),
                                     deconv::TensorView{out.data(), t, out_shape, lo.strides}, li.strides, lw.strides,
-                                    lo.strides);
+                                    lo.strides, packed);
         }
     } catch (const std::exception &e) {
         return ::testing::AssertionFailure() << name << ": " << e.what();
@@ -215,6 +217,12 @@ TEST_P(OpenClBackprop, MatchesReference) {
     deconv_test::check_backprop_sweep(t, rank, check_both_formats);
 }
 
+// Every mapping and register tile of the GPU schedule, with tails, in NCX and NXC.
+TEST_P(OpenClBackprop, EveryScheduleMapping) {
+    REQUIRE_OPENCL();
+    deconv_test::check_schedule_mappings(GetParam().dtype, GetParam().rank, check_both_formats);
+}
+
 INSTANTIATE_TEST_SUITE_P(Shards, OpenClBackprop, ::testing::ValuesIn(shards()), shard_name);
 
 // Full register tiles and the guarded tails of both thread axes: 37 output channels per group
@@ -239,6 +247,48 @@ TEST(OpenClBackpropWide, TilesAndTails) {
                   0)
             << s;
     }
+}
+
+// A filter packed once on the device (from host memory, and from a strided device view through
+// the strided copy kernel) serves later runs, which read neither the caller's filter nor its
+// strides: each run below is given a filter of zeros.
+TEST(OpenClPackedFilter, PackedOnceServesRuns) {
+    REQUIRE_OPENCL();
+    const Shard s = shards().front();
+    deconv::Attributes a;
+    a.strides.assign(s.rank, 2);
+    a.dilations.assign(s.rank, 1);
+    a.pads_begin.assign(s.rank, 1);
+    a.pads_end.assign(s.rank, 1);
+    std::vector<int64_t> in_shape = {1, 2 * 3}, w_shape = {2, 3, 37};
+    for (int i = 0; i < s.rank; i++) {
+        in_shape.push_back(7 + 2 * i);
+        w_shape.push_back(3);
+    }
+    const deconv_ref::Problem p = deconv_test::ref_problem(true, in_shape, w_shape, a);
+    std::mt19937 rng(23);
+    const auto x = deconv_test::random_values(s.dtype, deconv_ref::product(p.input_shape), rng);
+    const auto w = deconv_test::random_values(s.dtype, deconv_ref::product(p.filter_shape), rng);
+    const std::vector<double> zeros(w.size(), 0.0);
+    const auto ref = deconv_ref::compute(p, x, w);
+    const auto plan = deconv_ocl::make_opencl_plan(Op::GroupConvolutionBackpropData, s.dtype, in_shape, w_shape, a,
+                                                   std::nullopt);
+    const auto &backend = deconv_ocl::opencl_backend();
+    Buffer w_host(s.dtype, w_shape);
+    deconv_test::fill(w_host, w);
+    const auto from_host = deconv::detail::pack_filter_on_gpu(
+        backend, *plan.impl, deconv::ConstTensorView(w_host.data(), s.dtype, w_shape), deconv_test::dense_layout(w_shape).strides);
+    std::mt19937 lrng(4);
+    const StridedLayout lw = aligned_layout(w_shape, deconv::dtype_size(s.dtype), lrng);
+    Buffer w_strided(s.dtype, w_shape, lw.span);
+    deconv_test::fill_strided(w_strided, w_shape, lw.strides, w);
+    DeviceCopy w_dev(w_strided);
+    const auto from_device = deconv::detail::pack_filter_on_gpu(
+        backend, *plan.impl, deconv::ConstTensorView(w_dev.handle(), s.dtype, w_shape, lw.strides, Memory::CudaDevice),
+        lw.strides);
+    EXPECT_EQ(from_host->bytes(), from_device->bytes());
+    for (const auto *packed : {from_host.get(), from_device.get(), from_host.get()})
+        EXPECT_TRUE(run_on_opencl(plan, s.dtype, x, zeros, ref, Path::Device, 5, packed));
 }
 
 class OpenClForward : public ::testing::TestWithParam<Shard> {};

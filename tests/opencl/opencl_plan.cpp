@@ -24,7 +24,7 @@ OpenClPlan make_opencl_plan(deconv::Op op, deconv::DType dtype, const std::vecto
                                 std::to_string(geo.rank) + "D " + deconv::dtype_name(dtype) + " " +
                                 deconv::data_format_name(geo.data_format) + " (DECONV_OPENCL_TEST_KERNELS)");
     }
-    const std::string grid = detail::cuda_grid_problem(geo, impl->out_spatial);
+    const std::string grid = detail::cuda_launch_problem(geo, impl->out_spatial);
     if (!grid.empty()) throw deconv::Error(deconv::ErrorKind::TooLarge, grid);
     impl->device = deconv::Device::CUDA;
     impl->channel_major = geo.data_format == deconv::DataFormat::NXC;

@@ -6,7 +6,7 @@
 # Usage: tools/cuda/stage.sh BUILD_DIR DEST_DIR [LAYER,LAYER,...]
 set -euo pipefail
 build=${1:?build dir}; dest=${2:?destination dir}
-layers=${3:-dcgan_l2,dcgan_l4,unet_up1,unet_up1_nxc,unet_up4,fcn8s_upscore8,centernet_up3,centernet_up3_f16,centernet_dla_dw,grouped32_up,dilated_s1,hifigan_up1,hifigan_up3,unet3d_up,vnet_up_3x3x3,ov_spec_1d,ov_spec_2d}
+layers=${3:-dcgan_l2,dcgan_l4,dcgan_l5,unet_up1,unet_up1_nxc,unet_up4,fcn8s_upscore8,centernet_up3,centernet_up3_f16,centernet_dla_dw,grouped32_up,dilated_s1,hifigan_up1,hifigan_up3,unet3d_up,vnet_up_3x3x3,ov_spec_1d,ov_spec_2d,ov_spec_2d_nxc,dcgan_l5_nxc,fcn8s_upscore8_nxc,centernet_dla_dw_nxc,grouped32_up_nxc,dilated_s1_nxc}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$dest"
 strip -o "$dest/tests" "$build/tests/correctness/deconv_correctness_tests"
