@@ -33,6 +33,12 @@ option(DECONV_OPENCL_TESTS
 set(DECONV_OPENCL_TEST_KERNELS "f32:1;f32:2;f32:3;i32:2;i8:1" CACHE STRING
     "dtype:rank pairs of the OpenCL test kernels (four kernels each: both ops, both layouts)")
 
+# Outputs per launch from which the test kernels take the GPU schedule's large register tile
+# (tiles::gpu_big_tile_outputs() in the CUDA kernels): low enough that the tests' problems, whose
+# device tensors give every element 128 bytes, reach it.
+set(DECONV_OPENCL_BIG_TILE_OUTPUTS 65536)
+set_property(GLOBAL PROPERTY DECONV_OPENCL_BIG_TILE_OUTPUTS ${DECONV_OPENCL_BIG_TILE_OUTPUTS})
+
 set_property(GLOBAL PROPERTY DECONV_OPENCL_KERNELS "")
 set_property(GLOBAL PROPERTY DECONV_OPENCL_ELEMENT_BITS "")
 if(NOT DECONV_OPENCL_TESTS)
@@ -78,7 +84,8 @@ foreach(pair IN LISTS DECONV_OPENCL_TEST_KERNELS)
     list(GET spec 1 gen)
     list(GET spec 2 params)
     set(name "deconv_opencl_${op}_r${rank}_${dtype}")
-    _deconv_opencl_library(${name} ${gen} rank=${rank} dtype=${dtype} ${params})
+    _deconv_opencl_library(${name} ${gen} rank=${rank} dtype=${dtype} ${params}
+                           big_tile_outputs=${DECONV_OPENCL_BIG_TILE_OUTPUTS})
     set_property(GLOBAL APPEND PROPERTY DECONV_OPENCL_KERNELS "${gen};${name};rank=${rank} dtype=${dtype} ${params}")
   endforeach()
   if(dtype MATCHES "^(i8|u8)$")

@@ -74,6 +74,9 @@ public:
     Halide::GeneratorParam<int> threads_y{"threads_y", 0, 0, 1024};
     // GPU targets: output rows per thread (ScheduleParams::row_tile); 0 = default.
     Halide::GeneratorParam<int> row_tile{"row_tile", 0, 0, 16};
+    // GPU targets: ScheduleParams::big_tile_outputs; 0 = default. The OpenCL test kernels lower it
+    // so that small problems reach the large tile.
+    Halide::GeneratorParam<int> big_tile_outputs{"big_tile_outputs", 0, 0, 1 << 30};
 
 protected:
     // data [x.., ci, g, n] / filter [k.., co, ci, g] / output [q.., co, g, n] in logical order;
@@ -173,6 +176,7 @@ protected:
         sp.threads_x = threads_x;
         sp.threads_y = threads_y;
         sp.row_tile = row_tile;
+        sp.big_tile_outputs = big_tile_outputs;
         if (t.has_gpu_feature()) {
             schedule_gpu(s, *output, sp);
         } else if (groups_vectorized()) {

@@ -42,29 +42,31 @@ std::string cuda_launch_problem(const OpGeometry &g, const std::vector<int64_t> 
     const int64_t q1 = d >= 2 ? out_spatial[d - 2] : 1, q2 = d >= 3 ? out_spatial[d - 3] : 1;
     const auto blocks = [](int64_t n, int64_t per) { return (n + per - 1) / per; };
     const int64_t per_x = tiles::gpu_threads_x(), per_y = tiles::gpu_threads_y();
-    // The schedule's mappings (gpu_schedule.h): threads along positions (channels-first) or along
-    // channels (channels-last, and narrow channels-first phases). Checked at the largest grid
-    // each can launch: one element and one row per thread (the fallback of small extents).
-    struct Mapping {
-        int64_t a, b;
-        const char *a_name, *b_name;
-    };
-    std::vector<Mapping> mappings;
+    // The schedule's mappings (gpu_schedule.h), each at the largest grid it can launch: one
+    // element of its tile axes per thread (the fallback of small extents).
+    //   threads along positions: x = q0 blocks x q1, y = channel blocks (of threads_y) x q2;
+    //   threads along channels: x = channel blocks x q0 (rank 1: x q0 blocks of threads_y),
+    //                           y = q1 blocks (of threads_y) x q2.
     const char *channels = "output channels per group ", *positions = "innermost output extent ";
-    if (!nxc) mappings.push_back({width, g.c_out, positions, channels});
-    if (nxc || (width < tiles::gpu_narrow_width() && g.c_out >= per_x))
-        mappings.push_back({g.c_out, width, channels, positions});
-    for (const Mapping &m : mappings) {
-        if (blocks(m.a, per_x) * q1 > INT32_MAX) {
-            return m.a_name + std::to_string(m.a) +
-                   (d >= 2 ? " times the next output extent " + std::to_string(q1) : "") +
-                   " exceeds the CUDA kernels' grid x (at most 2147483647 blocks of " + std::to_string(per_x) + ")";
-        }
-        if (blocks(m.b, per_y) * q2 > 65535) {
-            return m.b_name + std::to_string(m.b) +
-                   (d >= 3 ? " times the outermost output extent " + std::to_string(q2) : "") +
-                   " exceeds the CUDA kernels' grid y (at most 65535 blocks of " + std::to_string(per_y) + ")";
-        }
+    const bool positions_major = !nxc;
+    const bool channel_major = nxc || (width < tiles::gpu_narrow_width() && g.c_out >= per_x);
+    const auto too_wide = [&](const std::string &what) {
+        return what + " exceeds the CUDA kernels' grid x (at most 2147483647 blocks)";
+    };
+    const auto too_tall = [&](const std::string &what) {
+        return what + " exceeds the CUDA kernels' grid y (at most 65535 blocks)";
+    };
+    const std::string next = d >= 2 ? " times the next output extent " + std::to_string(q1) : "";
+    const std::string outer = d >= 3 ? " times the outermost output extent " + std::to_string(q2) : "";
+    if (positions_major) {
+        if (blocks(width, per_x) * q1 > INT32_MAX) return too_wide(positions + std::to_string(width) + next);
+        if (blocks(g.c_out, per_y) * q2 > 65535) return too_tall(channels + std::to_string(g.c_out) + outer);
+    }
+    if (channel_major) {
+        const int64_t x = blocks(g.c_out, per_x) * (d >= 2 ? width : blocks(width, per_y));
+        if (x > INT32_MAX) return too_wide(channels + std::to_string(g.c_out) + " times " + positions + std::to_string(width));
+        if (d >= 2 && blocks(q1, per_y) * q2 > 65535)
+            return too_tall("next output extent " + std::to_string(q1) + outer);
     }
     if (g.groups * g.n > 65535) {
         return "groups " + std::to_string(g.groups) + " times batch " + std::to_string(g.n) +

@@ -30,6 +30,9 @@
 #include "schedule_params.h"
 #include "tile_facts.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace deconv {
 namespace gen {
 
@@ -39,6 +42,7 @@ inline ScheduleParams gpu_defaults(ScheduleParams p) {
     if (p.co_tile <= 0) p.co_tile = tiles::gpu_co_tile();
     if (p.q_tile <= 0) p.q_tile = tiles::gpu_q_tile();
     if (p.row_tile <= 0) p.row_tile = tiles::gpu_row_tile();
+    if (p.big_tile_outputs <= 0) p.big_tile_outputs = tiles::gpu_big_tile_outputs();
     return p;
 }
 
@@ -51,32 +55,23 @@ inline void schedule_gpu(ConvStages &p, Halide::OutputImageParam out_param, Sche
     const Expr channels = out_param.dim(nxc ? 0 : rank).extent();
     const Expr width = out_param.dim(nxc ? 2 : 0).extent();
     const Expr rows = rank >= 2 ? out_param.dim(nxc ? 3 : 1).extent() : Expr(1);
-    const int row_tile = rank >= 2 ? sp.row_tile : 1;
 
     Var ao("ao"), tx("tx"), bo("bo"), bi("bi"), boo("boo"), ty("ty"), gx("gx"), gy("gy"), gz("gz");
     Var ro("ro"), ri("ri");
 
-    // One mapping: the thread axis `a`, the tile axis `b` and its tile.
-    struct Mapping {
-        Var a, b;
-        int tile;
-    };
-    const Mapping positions{p.q[0], p.co, sp.co_tile};
-    const Mapping channels_major{p.co, p.q[0], sp.q_tile};
-
-    // A register tile of `tile` elements of the tile axis (1: none) times `rows` rows (1: none).
-    auto schedule_out = [&](Stage s, const Mapping &m, int tile, int rows_per_thread) {
-        const bool tiled = tile > 1, row_tiled = rows_per_thread > 1;
-        s.split(m.a, ao, tx, sp.threads_x, TailStrategy::GuardWithIf);
+    // Threads along positions (channels-first): tx along q0; a register tile of `co_tile` channels
+    // (1: none) times `rows_per_thread` rows q1 (1: none); ty along the channel tiles.
+    // Loop order, innermost first: [bi ri] tx ty | ao [q1 or ro] | boo [q2] | g n.
+    auto schedule_positions = [&](Stage s, int co_tile, int rows_per_thread) {
+        const bool tiled = co_tile > 1, row_tiled = rows_per_thread > 1;
+        s.split(p.q[0], ao, tx, sp.threads_x, TailStrategy::GuardWithIf);
         if (tiled) {
-            s.split(m.b, bo, bi, tile, TailStrategy::ShiftInwards);
+            s.split(p.co, bo, bi, co_tile, TailStrategy::ShiftInwards);
             s.split(bo, boo, ty, sp.threads_y, TailStrategy::GuardWithIf);
         } else {
-            s.split(m.b, boo, ty, sp.threads_y, TailStrategy::GuardWithIf);
+            s.split(p.co, boo, ty, sp.threads_y, TailStrategy::GuardWithIf);
         }
         if (row_tiled) s.split(p.q[1], ro, ri, rows_per_thread, TailStrategy::ShiftInwards);
-        // Loop order, innermost first: [bi ri] tx ty | ao [q1 or ro] | boo [q2] | g n (fused pairs
-        // adjacent).
         std::vector<VarOrRVar> order;
         if (tiled) order.push_back(bi);
         if (row_tiled) order.push_back(ri);
@@ -98,48 +93,94 @@ inline void schedule_gpu(ConvStages &p, Halide::OutputImageParam out_param, Sche
         if (row_tiled) s.unroll(ri);
     };
 
-    // The accumulator's update in one specialization: the tile (b, then rows) innermost and
-    // unrolled, then the input channels, then the taps.
-    auto schedule_acc = [&](const Expr &when, const Mapping &m, int tile, int rows_per_thread) {
-        Stage init = p.acc.specialize(when);
-        Stage upd = p.acc.update().specialize(when);
-        std::vector<VarOrRVar> order = {m.b};
-        if (rank >= 2) order.push_back(p.q[1]);
-        order.insert(order.end(), {m.a, p.r[rank]});
-        for (int i = 0; i < rank; i++) order.push_back(p.r[i]);
-        for (int i = 2; i < rank; i++) order.push_back(p.q[i]);
-        order.push_back(p.g);
-        order.push_back(p.n);
-        upd.reorder(order);
-        if (tile > 1) {
-            init.unroll(m.b);
-            upd.unroll(m.b);
+    // Threads along channels: tx along co; a register tile of `q_tile` positions q0 (1: none); ty
+    // along the rows q1 (rank 1: along the position tiles), so that a phase of a few positions
+    // still fills the block. Loop order, innermost first: [bi] tx ty | ao bo | q1o [q2] | g n.
+    auto schedule_channels = [&](Stage s, int q_tile) {
+        const bool tiled = q_tile > 1;
+        s.split(p.co, ao, tx, sp.threads_x, TailStrategy::GuardWithIf);
+        if (tiled) s.split(p.q[0], bo, bi, q_tile, TailStrategy::ShiftInwards);
+        const Var q0_outer = tiled ? bo : p.q[0];
+        std::vector<VarOrRVar> order;
+        if (tiled) order.push_back(bi);
+        if (rank >= 2) {
+            s.split(p.q[1], boo, ty, sp.threads_y, TailStrategy::GuardWithIf);
+            order.insert(order.end(), {tx, ty, ao, q0_outer, boo});
+            if (rank >= 3) order.push_back(p.q[2]);
+        } else {
+            s.split(q0_outer, boo, ty, sp.threads_y, TailStrategy::GuardWithIf);
+            order.insert(order.end(), {tx, ty, ao, boo});
         }
-        if (rows_per_thread > 1) {
-            init.unroll(p.q[1]);
-            upd.unroll(p.q[1]);
+        order.insert(order.end(), {p.g, p.n});
+        s.reorder(order);
+        s.fuse(p.g, p.n, gz);
+        if (rank >= 2) {
+            s.fuse(ao, q0_outer, gx);
+            if (rank >= 3) s.fuse(boo, p.q[2], gy);
+            else s.rename(boo, gy);
+            s.gpu_blocks(gx, gy, gz);
+        } else {
+            s.fuse(ao, boo, gx);
+            s.gpu_blocks(gx, gz);
         }
-        if (sp.unroll_taps) upd.unroll(p.r[0]);
-    };
-    auto specialization = [&](const Expr &when, const Mapping &m, int tile, int rows_per_thread) {
-        schedule_out(p.out.specialize(when), m, tile, rows_per_thread);
-        schedule_acc(when, m, tile, rows_per_thread);
+        s.gpu_threads(tx, ty);
+        if (tiled) s.unroll(bi);
     };
 
+    // The accumulator: one schedule for every specialization of the output, so that no condition
+    // is restated (Halide 14 lowered some restated conditions of the accumulator's own
+    // specializations, `a && b` after `c && b`, to empty bodies). In every specialization each
+    // thread holds a constant extent of co, q0 and q1 (a tile, or one point), so all three are
+    // unrolled innermost; then the input channels, unrolled by tiles::gpu_ci_unroll() where they
+    // divide, so that the loads of several channels are in flight together; then the taps.
+    {
+        std::vector<VarOrRVar> tile = {p.co};
+        for (int i = 0; i < std::min(rank, 2); i++) tile.push_back(p.q[i]);
+        std::vector<VarOrRVar> outer;
+        for (int i = 2; i < rank; i++) outer.push_back(p.q[i]);
+        for (int i = 0; i < rank; i++) outer.push_back(p.r[i]);
+        outer.push_back(p.g);
+        outer.push_back(p.n);
+        auto order = [&](Stage upd, std::vector<VarOrRVar> reduction) {
+            std::vector<VarOrRVar> all = tile;
+            all.insert(all.end(), reduction.begin(), reduction.end());
+            all.insert(all.end(), outer.begin(), outer.end());
+            upd.reorder(all);
+            for (const VarOrRVar &v : tile) upd.unroll(v.var);
+        };
+        for (const VarOrRVar &v : tile) p.acc.unroll(v.var);
+        RVar rco("rco"), rci("rci");
+        Stage unrolled = p.acc.update().specialize(p.r[rank].extent() % tiles::gpu_ci_unroll() == 0);
+        unrolled.split(p.r[rank], rco, rci, tiles::gpu_ci_unroll());
+        order(unrolled, {rci, rco});
+        unrolled.unroll(rci);
+        order(p.acc.update(), {p.r[rank]});
+        if (sp.unroll_taps) p.acc.update().unroll(p.r[0]);
+    }
+
     // Specializations, first match wins; the last is the fallback of one element per thread.
-    const Expr rows_full = rows >= row_tile;
+    const int big_rows = rank >= 2 ? sp.row_tile : 1, small_rows = rank >= 2 ? tiles::gpu_small_row_tile() : 1;
+    Expr outputs = cast<int64_t>(channels) * width * rows;
+    for (int i = 2; i < rank; i++) outputs *= out_param.dim(nxc ? 2 + i : i).extent();
+    outputs *= out_param.dim(nxc ? 1 : rank + 1).extent() * out_param.dim(rank + 2).extent();
     if (nxc) {
-        specialization(width >= channels_major.tile && rows_full, channels_major, channels_major.tile, row_tile);
-        if (row_tile > 1) specialization(rows_full, channels_major, 1, row_tile);
-        schedule_out(p.out, channels_major, 1, 1);
+        const Expr when = width >= sp.q_tile;
+        schedule_channels(p.out.specialize(when), sp.q_tile);
+        schedule_channels(p.out, 1);
     } else {
-        const Expr narrow = width < tiles::gpu_narrow_width() && channels >= sp.threads_x;
-        specialization(narrow && width >= channels_major.tile && rows_full, channels_major, channels_major.tile,
-                       row_tile);
-        specialization(channels >= positions.tile && rows_full, positions, positions.tile, row_tile);
+        const Expr narrow = width < tiles::gpu_narrow_width() && channels >= sp.threads_x && width >= sp.q_tile;
+        schedule_channels(p.out.specialize(narrow), sp.q_tile);
+        // The large tile where the launch has outputs for enough threads to fill a GPU with it.
+        const Expr big = channels >= sp.co_tile && rows >= big_rows && outputs >= Expr(static_cast<int64_t>(sp.big_tile_outputs));
+        schedule_positions(p.out.specialize(big), sp.co_tile, big_rows);
+        const Expr small = channels >= tiles::gpu_small_co_tile() && rows >= small_rows;
+        schedule_positions(p.out.specialize(small), tiles::gpu_small_co_tile(), small_rows);
         // Few output channels (depthwise, RGB heads): rows alone.
-        if (row_tile > 1) specialization(rows_full, positions, 1, row_tile);
-        schedule_out(p.out, positions, 1, 1);
+        if (rank >= 2) {
+            const Expr rows_only = rows >= sp.row_tile;
+            schedule_positions(p.out.specialize(rows_only), 1, sp.row_tile);
+        }
+        schedule_positions(p.out, 1, 1);
     }
 
     // The accumulator: per thread, in registers.

@@ -32,6 +32,9 @@ struct ScheduleParams {
     // GPU: output rows (the second spatial axis) per thread's register tile, beside co_tile
     // channels (threads along positions) or q_tile positions (threads along channels). 0 = default.
     int row_tile = 0;
+    // GPU: outputs per launch from which threads along positions take the large tile (co_tile x
+    // row_tile) rather than the small one. 0 = tiles::gpu_big_tile_outputs().
+    int big_tile_outputs = 0;
 };
 
 }  // namespace gen

@@ -11,6 +11,7 @@
 #include "check.h"
 #include "gpu_dispatch_checks.h"
 #include "layout_support.h"
+#include "../../generators/schedules/tile_facts.h"
 
 #include <atomic>
 #include <chrono>
@@ -499,7 +500,7 @@ TEST_P(CudaGpuBackprop, EveryScheduleMapping) {
     const int rank = GetParam().rank;
     if (!deconv::has_kernel(Op::GroupConvolutionBackpropData, rank, t, DataFormat::NCX, Device::CUDA))
         GTEST_SKIP() << deconv::dtype_name(t) << " rank " << rank << " has no CUDA kernel in this build";
-    deconv_test::check_schedule_mappings(t, rank, check_both_formats);
+    deconv_test::check_schedule_mappings(t, rank, deconv::tiles::gpu_big_tile_outputs(), check_both_formats);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shards, CudaGpuBackprop, ::testing::ValuesIn(gpu_shards()), gpu_shard_name);

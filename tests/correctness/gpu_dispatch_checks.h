@@ -6,6 +6,7 @@
 #include "check.h"
 #include "layout_support.h"
 
+#include <algorithm>
 #include <optional>
 #include <random>
 #include <string>
@@ -106,35 +107,43 @@ void check_backprop_sweep(deconv::DType t, int rank, const Check &check) {
 // Problems that reach every specialization of the GPU schedule (generators/schedules/gpu_schedule.h)
 // in `rank` dimensions, for the register tiles' facts in tile_facts.h: channels-first phases
 // narrower than gpu_narrow_width() with a warp of channels (threads along channels), wide ones
-// (threads along positions, channel tiles), few channels (rows alone), rows shorter than
-// gpu_row_tile() and rows narrower than a position tile (one element per thread), each with
-// channel counts and rows that leave tails. Handed to `check` as check_backprop_sweep does.
+// (threads along positions: the large channel x row tile from gpu_big_tile_outputs() outputs,
+// the small one below), few channels (rows alone), rows shorter than a row tile and rows
+// narrower than a position tile (one element per thread), each with channel counts and rows that
+// leave tails, and input channels per group that divide gpu_ci_unroll() and that do not.
+// `big_tile_outputs`: the outputs per launch from which the kernels take the large tile. Handed to
+// `check` as check_backprop_sweep does.
 template <typename Check>
-void check_schedule_mappings(deconv::DType t, int rank, const Check &check) {
+void check_schedule_mappings(deconv::DType t, int rank, int64_t big_tile_outputs, const Check &check) {
     struct Shape {
         const char *what;
-        int64_t rows, width, c_out, stride;
+        int64_t rows, width, c_in, c_out, kernel, stride;
     };
+    // The large tile's launch, 2 groups of 37 channels and 9 rows (3D: 2 planes), just over
+    // big_tile_outputs; kernel 1 at stride 1 keeps the reference cheap.
+    const int64_t big_rows = rank >= 2 ? 9 : 1, big_planes = rank >= 3 ? 2 : 1;
+    const int64_t big_width = std::max<int64_t>(30, big_tile_outputs / (2 * 37 * big_rows * big_planes) + 1);
     const Shape shapes[] = {
-        {"narrow phases, a warp of channels", 9, 7, 37, 2},
-        {"wide rows, channel tiles", 6, 30, 37, 1},
-        {"wide rows, few channels", 6, 30, 3, 1},
-        {"narrow phases, few channels", 9, 7, 12, 2},
-        {"rows shorter than a row tile", 2, 30, 37, 1},
-        {"phases narrower than a position tile", 9, 3, 37, 2},
+        {"narrow phases, a warp of channels", 9, 7, 4, 37, 3, 2},
+        {"wide rows, the small channel x row tile", 6, 30, 3, 37, 3, 1},
+        {"wide rows, the large channel x row tile", 9, big_width, 4, 37, 1, 1},
+        {"wide rows, few channels", 6, 30, 4, 3, 3, 1},
+        {"narrow phases, few channels", 9, 7, 3, 12, 3, 2},
+        {"rows shorter than a row tile", 1, 30, 4, 37, 3, 1},
+        {"phases narrower than a position tile", 9, 3, 3, 37, 3, 2},
     };
     int failed = 0, index = 0;
     for (const Shape &s : shapes) {
-        std::vector<int64_t> in_shape = {1, 2 * 3}, w_shape = {2, 3, s.c_out};
+        std::vector<int64_t> in_shape = {1, 2 * s.c_in}, w_shape = {2, s.c_in, s.c_out};
         deconv::Attributes a;
         const int64_t spatial[3] = {2, s.rows, s.width};
         for (int i = 3 - rank; i < 3; i++) {
             in_shape.push_back(spatial[i]);
-            w_shape.push_back(3);
+            w_shape.push_back(s.kernel);
             a.strides.push_back(s.stride);
             a.dilations.push_back(1);
-            a.pads_begin.push_back(1);
-            a.pads_end.push_back(1);
+            a.pads_begin.push_back((s.kernel - 1) / 2);
+            a.pads_end.push_back((s.kernel - 1) / 2);
             a.output_padding.push_back(0);
         }
         const deconv_ref::Problem p = ref_problem(true, in_shape, w_shape, a);
