@@ -147,11 +147,15 @@ protected:
         // where they are innermost (NXC), and the filter's when they are vectorized.
         const Target t = this->get_target();
         if (t.has_gpu_feature()) {
-            // GPU kernels read every buffer through its strides (no vector loads): any view of
-            // the caller's tensors runs, the filter unpacked.
+            // GPU kernels read data and output through their strides (no vector loads): any view
+            // of the caller's tensors runs. The filter comes packed by the dispatcher
+            // (runtime/gpu_executor.cpp) with output channels dense, so a thread's weights of
+            // consecutive channels share one address computation.
             input->dim(0).set_stride(Expr());
-            filter->dim(0).set_stride(Expr());
             output->dim(0).set_stride(Expr());
+            const int co_dim = filter_buffer_dim(p.channel_major, rank, rank);
+            if (co_dim != 0) filter->dim(0).set_stride(Expr());
+            filter->dim(co_dim).set_stride(1);
         } else {
             if (!p.channel_major) filter->dim(0).set_stride(Expr());
             if (data_layout() == Layout::NCX) output->dim(0).set_stride(Expr());

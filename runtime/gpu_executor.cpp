@@ -120,7 +120,7 @@ CanonicalFilter canonical_filter(const OpGeometry &geo, const std::vector<int64_
     return c;
 }
 
-// The filter on the device, packed channel-contiguous: [g][ci][k..][co], dense. Threads along
+// The filter on the device, packed channel-contiguous: [g][ci][k..][co]. Threads along
 // output channels (channel-major mappings, gpu_schedule.h) then load consecutive weights, where
 // the spec's layouts put them prod(K) or more apart; threads along positions broadcast one weight
 // either way. A host filter is packed on the host on its way up; a device filter by the strided
@@ -130,11 +130,17 @@ DeviceTensor packed_filter(const GpuBackend &backend, const OpGeometry &geo, con
                            std::vector<uint8_t> &staging) {
     const size_t elem = dtype_size(t);
     const CanonicalFilter from = canonical_filter(geo, strides);
-    // Elements spaced so that every phase's view starts on the backend's alignment.
-    const int64_t spacing = std::max<int64_t>(1, backend.view_alignment / static_cast<int64_t>(elem));
-    std::vector<int64_t> packed = dense_strides(from.shape);
-    for (int64_t &v : packed) v *= spacing;
-    const int64_t count = packed[0] * from.shape[0];
+    // Output channels dense (the kernels take their stride as 1), each run of them padded to the
+    // backend's view alignment, so that every phase's view (an offset in taps) starts aligned.
+    const int64_t align = std::max<int64_t>(1, backend.view_alignment / static_cast<int64_t>(elem));
+    std::vector<int64_t> packed(from.shape.size());
+    packed.back() = 1;
+    int64_t next = (from.shape.back() + align - 1) / align * align;
+    for (size_t i = from.shape.size() - 1; i-- > 0;) {
+        packed[i] = next;
+        next *= from.shape[i];
+    }
+    const int64_t count = next;
     if (filter.memory != Memory::CudaDevice) {
         staging.resize(static_cast<size_t>(count) * elem);
         copy_tensor(static_cast<const uint8_t *>(filter.data), from.strides, staging.data(), packed, from.shape, elem);

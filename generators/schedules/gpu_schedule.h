@@ -131,31 +131,25 @@ inline void schedule_gpu(ConvStages &p, Halide::OutputImageParam out_param, Sche
     // is restated (Halide 14 lowered some restated conditions of the accumulator's own
     // specializations, `a && b` after `c && b`, to empty bodies). In every specialization each
     // thread holds a constant extent of co, q0 and q1 (a tile, or one point), so all three are
-    // unrolled innermost; then the input channels, unrolled by tiles::gpu_ci_unroll() where they
-    // divide, so that the loads of several channels are in flight together; then the taps.
+    // unrolled innermost; then the input channels, then the taps. (Unrolling the input channels
+    // by 2 or 4 as well, for more loads in flight, measured 1.16x slower over the suite on an
+    // H200: the extra registers cost more occupancy than the loads gained.)
     {
-        std::vector<VarOrRVar> tile = {p.co};
-        for (int i = 0; i < std::min(rank, 2); i++) tile.push_back(p.q[i]);
-        std::vector<VarOrRVar> outer;
-        for (int i = 2; i < rank; i++) outer.push_back(p.q[i]);
-        for (int i = 0; i < rank; i++) outer.push_back(p.r[i]);
-        outer.push_back(p.g);
-        outer.push_back(p.n);
-        auto order = [&](Stage upd, std::vector<VarOrRVar> reduction) {
-            std::vector<VarOrRVar> all = tile;
-            all.insert(all.end(), reduction.begin(), reduction.end());
-            all.insert(all.end(), outer.begin(), outer.end());
-            upd.reorder(all);
-            for (const VarOrRVar &v : tile) upd.unroll(v.var);
-        };
-        for (const VarOrRVar &v : tile) p.acc.unroll(v.var);
-        RVar rco("rco"), rci("rci");
-        Stage unrolled = p.acc.update().specialize(p.r[rank].extent() % tiles::gpu_ci_unroll() == 0);
-        unrolled.split(p.r[rank], rco, rci, tiles::gpu_ci_unroll());
-        order(unrolled, {rci, rco});
-        unrolled.unroll(rci);
-        order(p.acc.update(), {p.r[rank]});
-        if (sp.unroll_taps) p.acc.update().unroll(p.r[0]);
+        std::vector<VarOrRVar> order = {p.co};
+        for (int i = 0; i < std::min(rank, 2); i++) order.push_back(p.q[i]);
+        const size_t tile = order.size();
+        order.push_back(p.r[rank]);
+        for (int i = 0; i < rank; i++) order.push_back(p.r[i]);
+        for (int i = 2; i < rank; i++) order.push_back(p.q[i]);
+        order.push_back(p.g);
+        order.push_back(p.n);
+        Stage upd = p.acc.update();
+        upd.reorder(order);
+        for (size_t i = 0; i < tile; i++) {
+            p.acc.unroll(order[i].var);
+            upd.unroll(order[i].var);
+        }
+        if (sp.unroll_taps) upd.unroll(p.r[0]);
     }
 
     // Specializations, first match wins; the last is the fallback of one element per thread.

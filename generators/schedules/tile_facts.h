@@ -56,8 +56,6 @@ constexpr int gpu_small_co_tile() { return 4; }
 constexpr int gpu_small_row_tile() { return 2; }
 constexpr int gpu_big_tile_outputs() { return 1 << 22; }
 constexpr int gpu_q_tile() { return 4; }
-// Input channels per unrolled step of the reduction, where they divide.
-constexpr int gpu_ci_unroll() { return 4; }
 // Channels-first phases narrower than this, with a warp of output channels or more per group,
 // put threads along output channels instead of positions: a 4-wide phase (dcgan_l2) left 28 of
 // a warp's 32 lanes idle.
