@@ -48,8 +48,9 @@ std::string cuda_launch_problem(const OpGeometry &g, const std::vector<int64_t> 
     //   threads along channels: x = channel blocks x q0 (rank 1: x q0 blocks of threads_y),
     //                           y = q1 blocks (of threads_y) x q2.
     const char *channels = "output channels per group ", *positions = "innermost output extent ";
-    const bool positions_major = !nxc;
-    const bool channel_major = nxc || (width < tiles::gpu_narrow_width() && g.c_out >= per_x);
+    const bool positions_major = true;  // every layout's fallback
+    const bool channel_major = nxc ? g.c_out >= tiles::gpu_channel_threads_min()
+                                   : width < tiles::gpu_narrow_width() && g.c_out >= per_x;
     const auto too_wide = [&](const std::string &what) {
         return what + " exceeds the CUDA kernels' grid x (at most 2147483647 blocks)";
     };

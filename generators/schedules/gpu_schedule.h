@@ -1,29 +1,30 @@
 // GPU schedule (CUDA) of the same algorithms the CPU schedules serve: the backprop phase
 // convolution and the forward convolution, in either data layout.
 //
-// One thread per point of a "thread axis", each accumulating a register tile, with the whole
-// reduction over (ci, taps) inside the thread. Two mappings:
-//   - positions-major (channels-first data): threads along the innermost output positions q0
-//     (coalesced input loads and output stores); each thread holds `co_tile` output channels
-//     (their weights are the same for every thread of a warp: broadcast loads) times `row_tile`
-//     rows q1, so every weight load feeds row_tile products and every input load co_tile;
-//   - channel-major (channels-last data, and channels-first phases narrower than
-//     tiles::gpu_narrow_width() with a warp of output channels): threads along output channels
-//     (coalesced weight loads and, under NXC, output stores; the input value is the same for the
-//     warp); each thread holds `q_tile` positions q0 times `row_tile` rows q1.
-// A block is threads_x threads along the thread axis times threads_y along the tile axis. The grid:
-//   x: the blocks along the thread axis, fused with the row tiles of q1 (rank >= 2);
-//   y: the blocks along the tile axis, fused with q2 (rank 3);
+// One thread per register tile, with the whole reduction over (ci, taps) inside the thread. Two
+// mappings, picked per launch by specializations on its extents (first match wins):
+//   - threads along channels (channels-last layers with tiles::gpu_channel_threads_min()
+//     channels per group or more, and channels-first phases narrower than
+//     tiles::gpu_narrow_width() with a warp of channels): tx along output channels (consecutive
+//     weights in the packed filter; coalesced stores under NXC; the input value is a broadcast),
+//     `q_tile` positions q0 per thread, ty along the rows;
+//   - threads along positions (every other layer): tx along the innermost output positions q0
+//     (coalesced input loads and stores under NCX; the warp shares each weight), a tile of
+//     `co_tile` channels x `row_tile` rows where the launch has tiles::gpu_big_tile_outputs()
+//     outputs or more, else gpu_small_co_tile x gpu_small_row_tile, rows alone for fewer
+//     channels, and one element where even that does not fit; ty along the channel tiles.
+// A block is threads_x x threads_y threads. The grid:
+//   x: the thread-axis blocks fused with the next tiled or row axis;
+//   y: the ty blocks fused with q2 (rank 3);
 //   z: groups fused with batch.
 // Only grid x may exceed 65535 (the dispatcher checks y and z, runtime/cuda_executor.cpp). Each
 // grid axis fuses at most two loops on purpose: Halide 14's bounds inference loses the exact
 // position of the inner variable of a fuse of a fused loop (its `%` of a `%`), so a thread's
 // accumulator would span that whole axis and the bound_extent below would trap on the GPU.
 //
-// Extents are arbitrary: thread splits are guarded (TailStrategy::GuardWithIf); the register tile
-// is specialised on the tiled axes holding at least a tile each (ShiftInwards: a short last tile
-// recomputes a few elements, which every thread writes with the same value), else one element
-// of the tile axis per thread.
+// Extents are arbitrary: thread splits are guarded (TailStrategy::GuardWithIf); register tiles are
+// ShiftInwards (a short last tile recomputes a few elements, which every thread writes with the
+// same value), taken only where the axis holds a whole tile.
 #pragma once
 
 #include "../conv_stages.h"
@@ -157,25 +158,21 @@ inline void schedule_gpu(ConvStages &p, Halide::OutputImageParam out_param, Sche
     Expr outputs = cast<int64_t>(channels) * width * rows;
     for (int i = 2; i < rank; i++) outputs *= out_param.dim(nxc ? 2 + i : i).extent();
     outputs *= out_param.dim(nxc ? 1 : rank + 1).extent() * out_param.dim(rank + 2).extent();
-    if (nxc) {
-        const Expr when = width >= sp.q_tile;
-        schedule_channels(p.out.specialize(when), sp.q_tile);
-        schedule_channels(p.out, 1);
-    } else {
-        const Expr narrow = width < tiles::gpu_narrow_width() && channels >= sp.threads_x && width >= sp.q_tile;
-        schedule_channels(p.out.specialize(narrow), sp.q_tile);
-        // The large tile where the launch has outputs for enough threads to fill a GPU with it.
-        const Expr big = channels >= sp.co_tile && rows >= big_rows && outputs >= Expr(static_cast<int64_t>(sp.big_tile_outputs));
-        schedule_positions(p.out.specialize(big), sp.co_tile, big_rows);
-        const Expr small = channels >= tiles::gpu_small_co_tile() && rows >= small_rows;
-        schedule_positions(p.out.specialize(small), tiles::gpu_small_co_tile(), small_rows);
-        // Few output channels (depthwise, RGB heads): rows alone.
-        if (rank >= 2) {
-            const Expr rows_only = rows >= sp.row_tile;
-            schedule_positions(p.out.specialize(rows_only), 1, sp.row_tile);
-        }
-        schedule_positions(p.out, 1, 1);
-    }
+    // Threads along channels: channels-last layers with enough channels per group to fill half a
+    // warp, and channels-first phases too narrow for threads along positions.
+    const Expr channel_threads = nxc ? channels >= tiles::gpu_channel_threads_min()
+                                     : width < tiles::gpu_narrow_width() && channels >= sp.threads_x;
+    schedule_channels(p.out.specialize(channel_threads && width >= sp.q_tile), sp.q_tile);
+    if (nxc) schedule_channels(p.out.specialize(channel_threads), 1);
+    // Threads along positions. The large tile where the launch has outputs for enough threads to
+    // fill a GPU with it.
+    const Expr big = channels >= sp.co_tile && rows >= big_rows && outputs >= Expr(static_cast<int64_t>(sp.big_tile_outputs));
+    schedule_positions(p.out.specialize(big), sp.co_tile, big_rows);
+    const Expr small = channels >= tiles::gpu_small_co_tile() && rows >= small_rows;
+    schedule_positions(p.out.specialize(small), tiles::gpu_small_co_tile(), small_rows);
+    // Few output channels (depthwise, RGB heads): rows alone.
+    if (rank >= 2) schedule_positions(p.out.specialize(rows >= sp.row_tile), 1, sp.row_tile);
+    schedule_positions(p.out, 1, 1);
 
     // The accumulator: per thread, in registers.
     p.acc.compute_at(p.out, tx).store_in(MemoryType::Register);
