@@ -13,6 +13,7 @@
 //   OpenClBackpropWide.*  full register tiles and the guarded tails of both thread axes.
 //   OpenClForward.*       GroupConvolution: strides, dilations, pads and auto_pad.
 //   OpenClPackedFilter.*  a filter packed once on the device serving later runs.
+//   OpenClPlan.*          the launch limits of the GPU kernels.
 //   OpenClHostViews.*     host views: the executor's device copies, dense output and download.
 //
 // Tolerances: compare_to_reference (correctness/check.h), the CPU suites' per-dtype bounds. They
@@ -290,6 +291,26 @@ TEST(OpenClPackedFilter, PackedOnceServesRuns) {
     EXPECT_EQ(from_host->bytes(), from_device->bytes());
     for (const auto *packed : {from_host.get(), from_device.get(), from_host.get()})
         EXPECT_TRUE(run_on_opencl(plan, s.dtype, x, zeros, ref, Path::Device, 5, packed));
+}
+
+// The GPU kernels index with 32 bits: a tensor of 2^31 elements or more is refused before any
+// launch, naming the tensor and the limit (the same check CUDA plans make).
+TEST(OpenClPlan, TensorsBeyond32BitIndexingAreRefused) {
+    deconv::Attributes a;
+    a.strides = {1, 1};
+    a.pads_begin = a.pads_end = {0, 0};
+    a.dilations = {1, 1};
+    try {
+        deconv_ocl::make_opencl_plan(Op::GroupConvolutionBackpropData, DType::f32, {1, 2, 40000, 30000}, {2, 1, 1, 1, 1},
+                                     a, std::nullopt);
+        FAIL() << "a plan of 2.4e9-element tensors was made";
+    } catch (const deconv::Error &e) {
+        EXPECT_EQ(e.kind(), deconv::ErrorKind::TooLarge);
+        EXPECT_NE(std::string(e.what()).find("the data tensor's 2400000000 elements exceed the CUDA kernels' 32-bit "
+                                             "indexing"),
+                  std::string::npos)
+            << e.what();
+    }
 }
 
 class OpenClForward : public ::testing::TestWithParam<Shard> {};
