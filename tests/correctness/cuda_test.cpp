@@ -505,6 +505,28 @@ TEST_P(CudaGpuBackprop, EveryScheduleMapping) {
 
 INSTANTIATE_TEST_SUITE_P(Shards, CudaGpuBackprop, ::testing::ValuesIn(gpu_shards()), gpu_shard_name);
 
+// A problem (NCX shapes and values, its reference in NCX) in one data format: the attributes,
+// the input's shape and values and the reference in that format.
+struct InFormat {
+    DataFormat format;
+    deconv::Attributes attrs;
+    std::vector<int64_t> in_shape;
+    std::vector<double> x;
+    deconv_ref::Result ref;
+};
+std::vector<InFormat> in_both_formats(const deconv_ref::Problem &p, const std::vector<double> &x,
+                                      const deconv_ref::Result &ref_ncx) {
+    std::vector<InFormat> v;
+    for (DataFormat f : {DataFormat::NCX, DataFormat::NXC}) {
+        InFormat c{f, deconv_test::to_lib_attrs(p), deconv_test::shape_in(f, p.input_shape),
+                   f == DataFormat::NXC ? deconv_test::ncx_to_nxc(x, p.input_shape) : x,
+                   deconv_test::result_in(f, ref_ncx)};
+        c.attrs.data_format = f;
+        v.push_back(std::move(c));
+    }
+    return v;
+}
+
 // Wide layers: full register tiles and the guarded tails of both thread axes (channels and rows
 // not multiples of the block), a phase without taps, on every path.
 TEST(CudaGpuBackpropWide, TilesAndTails) {
@@ -519,16 +541,12 @@ TEST(CudaGpuBackpropWide, TilesAndTails) {
     const auto x = deconv_test::random_values(t, deconv_ref::product(p.input_shape), rng);
     const auto w = deconv_test::random_values(t, deconv_ref::product(p.filter_shape), rng);
     const auto ref_ncx = deconv_ref::compute(p, x, w);
-    for (DataFormat f : {DataFormat::NCX, DataFormat::NXC}) {
-        auto attrs = deconv_test::to_lib_attrs(p);
-        attrs.data_format = f;
-        const auto in_shape = deconv_test::shape_in(f, p.input_shape);
-        const auto xin = f == DataFormat::NXC ? deconv_test::ncx_to_nxc(x, p.input_shape) : x;
-        const auto plan = deconv::Plan::create(Op::GroupConvolutionBackpropData, t, in_shape, p.filter_shape, attrs,
+    for (const InFormat &c : in_both_formats(p, x, ref_ncx)) {
+        const auto plan = deconv::Plan::create(Op::GroupConvolutionBackpropData, t, c.in_shape, p.filter_shape, c.attrs,
                                                std::nullopt, ExecOptions{Device::CUDA, false});
         for (Path path : {Path::HostDense, Path::HostStrided, Path::DeviceDense, Path::DeviceStrided})
-            EXPECT_TRUE(run_path(plan, t, in_shape, p.filter_shape, xin, w, deconv_test::result_in(f, ref_ncx), path, 11))
-                << deconv::data_format_name(f);
+            EXPECT_TRUE(run_path(plan, t, c.in_shape, p.filter_shape, c.x, w, c.ref, path, 11))
+                << deconv::data_format_name(c.format);
     }
 }
 
@@ -593,12 +611,12 @@ TEST(CudaGpuPlan, PackedFilterStaysOnTheDevice) {
     const auto x = deconv_test::random_values(t, deconv_ref::product(p.input_shape), rng);
     const auto w = deconv_test::random_values(t, deconv_ref::product(p.filter_shape), rng);
     const auto ref_ncx = deconv_ref::compute(p, x, w);
-    for (DataFormat f : {DataFormat::NCX, DataFormat::NXC}) {
-        auto attrs = deconv_test::to_lib_attrs(p);
-        attrs.data_format = f;
-        const auto in_shape = deconv_test::shape_in(f, p.input_shape);
-        const auto xin = f == DataFormat::NXC ? deconv_test::ncx_to_nxc(x, p.input_shape) : x;
-        const auto ref = deconv_test::result_in(f, ref_ncx);
+    for (const InFormat &c : in_both_formats(p, x, ref_ncx)) {
+        const auto &attrs = c.attrs;
+        const auto &in_shape = c.in_shape;
+        const auto &xin = c.x;
+        const auto &ref = c.ref;
+        const DataFormat f = c.format;
         const auto plan = deconv::Plan::create(Op::GroupConvolutionBackpropData, t, in_shape, p.filter_shape, attrs,
                                                std::nullopt, ExecOptions{Device::CUDA, false});
         Buffer w_host(t, p.filter_shape);
