@@ -48,7 +48,8 @@ std::string cuda_launch_problem(const OpGeometry &g, const std::vector<int64_t> 
     //   threads along channels: x = channel blocks x q0 (rank 1: x q0 blocks of threads_y),
     //                           y = q1 blocks (of threads_y) x q2.
     const char *channels = "output channels per group ", *positions = "innermost output extent ";
-    const bool positions_major = true;  // every layout's fallback
+    // Threads along positions serve every layer (the fallback of every layout); threads along
+    // channels where the schedule's specializations pick them.
     const bool channel_major = nxc ? g.c_out >= tiles::gpu_channel_threads_min()
                                    : width < tiles::gpu_narrow_width() && g.c_out >= per_x;
     const auto too_wide = [&](const std::string &what) {
@@ -59,10 +60,8 @@ std::string cuda_launch_problem(const OpGeometry &g, const std::vector<int64_t> 
     };
     const std::string next = d >= 2 ? " times the next output extent " + std::to_string(q1) : "";
     const std::string outer = d >= 3 ? " times the outermost output extent " + std::to_string(q2) : "";
-    if (positions_major) {
-        if (blocks(width, per_x) * q1 > INT32_MAX) return too_wide(positions + std::to_string(width) + next);
-        if (blocks(g.c_out, per_y) * q2 > 65535) return too_tall(channels + std::to_string(g.c_out) + outer);
-    }
+    if (blocks(width, per_x) * q1 > INT32_MAX) return too_wide(positions + std::to_string(width) + next);
+    if (blocks(g.c_out, per_y) * q2 > 65535) return too_tall(channels + std::to_string(g.c_out) + outer);
     if (channel_major) {
         const int64_t x = blocks(g.c_out, per_x) * (d >= 2 ? width : blocks(width, per_y));
         if (x > INT32_MAX) return too_wide(channels + std::to_string(g.c_out) + " times " + positions + std::to_string(width));

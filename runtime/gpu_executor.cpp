@@ -24,6 +24,24 @@ namespace {
                                        (msg.empty() ? "" : ": " + msg));
 }
 
+// A view on `backend`'s device memory: `handle` is the device handle of its first element.
+halide_buffer_t device_view(const GpuBackend &backend, uint64_t handle, halide_type_t type, halide_dimension_t *dims,
+                            int n) {
+    halide_buffer_t b{};
+    b.device = handle;
+    b.device_interface = backend.interface();
+    b.type = type;
+    b.dimensions = n;
+    b.dim = dims;
+    return b;
+}
+
+// The per-element-size kernels (GpuBackend::zero_fill, strided_copy) this build lacks.
+[[noreturn]] void no_element_kernel(const GpuBackend &backend, const char *kernel, size_t elem) {
+    throw Error(ErrorKind::Kernel, std::string("no ") + backend.name + " " + kernel + " for elements of " +
+                                       std::to_string(elem) + " bytes in this build");
+}
+
 // A dense device copy of a host tensor (or a dense device buffer for the output), freed on scope
 // exit, failures included.
 struct DeviceBuffer {
@@ -149,10 +167,7 @@ DeviceTensor packed_filter(const GpuBackend &backend, const OpGeometry &geo, con
         return {holder.buf.device, packed};
     }
     const GpuBackend::StridedCopyFn copy = backend.strided_copy_for(elem);
-    if (!copy) {
-        throw Error(ErrorKind::Kernel, std::string("no ") + backend.name + " strided copy for elements of " +
-                                           std::to_string(elem) + " bytes in this build");
-    }
+    if (!copy) no_element_kernel(backend, "strided copy", elem);
     holder.describe(nullptr, t, {count});
     holder.allocate("packed filter");
     // Six axes, innermost first (co, k_D .. k_1, ci, g), padded with unit axes.
@@ -168,16 +183,9 @@ DeviceTensor packed_filter(const GpuBackend &backend, const OpGeometry &geo, con
             set_dim(dst_dims[h], 0, 1, 0);
         }
     }
-    auto view = [&](halide_dimension_t *dims, uint64_t handle) {
-        halide_buffer_t b{};
-        b.device = handle;
-        b.device_interface = backend.interface();
-        b.type = halide_type_t(halide_type_uint, static_cast<uint8_t>(8 * elem));
-        b.dimensions = 6;
-        b.dim = dims;
-        return b;
-    };
-    halide_buffer_t src = view(src_dims, (uint64_t)(uintptr_t)filter.data), dst = view(dst_dims, holder.buf.device);
+    const halide_type_t bits(halide_type_uint, static_cast<uint8_t>(8 * elem));
+    halide_buffer_t src = device_view(backend, (uint64_t)(uintptr_t)filter.data, bits, src_dims, 6);
+    halide_buffer_t dst = device_view(backend, holder.buf.device, bits, dst_dims, 6);
     const int rc = copy(&src, &dst);
     if (rc != 0) fail_gpu(backend, "packing the filter", rc);
     return {holder.buf.device, packed};
@@ -189,11 +197,10 @@ public:
     explicit OwnedPackedFilter(const GpuBackend &backend) : buffer_(backend) {}
     uint64_t handle() const override { return tensor_.base; }
     const std::vector<int64_t> &strides() const override { return tensor_.strides; }
-    size_t bytes() const override { return bytes_; }
+    size_t bytes() const override { return buffer_.buf.size_in_bytes(); }
 
     DeviceBuffer buffer_;
     DeviceTensor tensor_;
-    size_t bytes_ = 0;
 };
 
 // The device handles of one launch's views that start inside a tensor (GpuBackend::view_at),
@@ -232,7 +239,6 @@ std::shared_ptr<const GpuPackedFilter> pack_filter_on_gpu(const GpuBackend &back
     std::vector<uint8_t> staging;
     owned->tensor_ = packed_filter(backend, p.geo, filter, w_st0, p.dtype, owned->buffer_, staging);
     owned->buffer_.buf.host = nullptr;  // the staging copy ends here; the device copy stays
-    owned->bytes_ = static_cast<size_t>(owned->buffer_.buf.number_of_elements()) * dtype_size(p.dtype);
     return owned;
 }
 
@@ -282,15 +288,7 @@ void run_gpu(const GpuBackend &backend, const Plan::Impl &p, const KernelEntry &
     auto fd = [&](int logical) { return filter_dim(p.channel_major, rank, logical); };
     set_channel_dims(geo, p.channel_major, in_nc, out_nc, {w_co, w_ci, w_g}, in_dims, w_dims, out_dims);
 
-    // Views on device memory: `device` is the handle of the view's first element.
-    auto device_view = [&](halide_buffer_t &b, uint64_t handle, halide_dimension_t *d, int n) {
-        b = halide_buffer_t{};
-        b.device = handle;
-        b.device_interface = iface;
-        b.type = halide_type(p.dtype);
-        b.dimensions = n;
-        b.dim = d;
-    };
+    const halide_type_t type = halide_type(p.dtype);
 
     if (geo.forward) {
         int32_t strides[3] = {1, 1, 1}, dilations[3] = {1, 1, 1};
@@ -302,10 +300,9 @@ void run_gpu(const GpuBackend &backend, const Plan::Impl &p, const KernelEntry &
             strides[h] = (int32_t)p.info.strides[i];
             dilations[h] = (int32_t)p.info.dilations[i];
         }
-        halide_buffer_t in_buf, w_buf, out_buf;
-        device_view(in_buf, in.base, in_dims, dims);
-        device_view(w_buf, w.base, w_dims, dims);
-        device_view(out_buf, out.base, out_dims, dims);
+        halide_buffer_t in_buf = device_view(backend, in.base, type, in_dims, dims);
+        halide_buffer_t w_buf = device_view(backend, w.base, type, w_dims, dims);
+        halide_buffer_t out_buf = device_view(backend, out.base, type, out_dims, dims);
         const int rc = kernel.as<GroupConvKernelFn>()(strides[0], strides[1], strides[2], dilations[0],
                                                                  dilations[1], dilations[2], &in_buf, &w_buf, &out_buf);
         if (rc != 0) fail_gpu(backend, std::string("kernel ") + kernel.name, rc);
@@ -340,21 +337,16 @@ void run_gpu(const GpuBackend &backend, const Plan::Impl &p, const KernelEntry &
                     if (h < dims) z_dims[h] = out_dims[h];
                     else set_dim(z_dims[h], 0, 1, 0);
                 }
-                halide_buffer_t z;
                 const GpuBackend::ZeroFillFn fill = backend.zero_fill_for(elem);
-                if (!fill) {
-                    throw Error(ErrorKind::Kernel, std::string("no ") + backend.name + " zero fill for elements of " +
-                                                       std::to_string(elem) + " bytes in this build");
-                }
-                device_view(z, views.at(out.base, out_bytes), z_dims, 6);
-                z.type = halide_type_t(halide_type_uint, (uint8_t)(8 * elem));
+                if (!fill) no_element_kernel(backend, "zero fill", elem);
+                halide_buffer_t z = device_view(backend, views.at(out.base, out_bytes),
+                                                halide_type_t(halide_type_uint, (uint8_t)(8 * elem)), z_dims, 6);
                 const int rc = fill(&z);
                 if (rc != 0) fail_gpu(backend, "the zero fill of a phase without taps", rc);
             } else {
-                halide_buffer_t in_buf, w_buf, out_buf;
-                device_view(in_buf, in.base, in_dims, dims);
-                device_view(w_buf, views.at(w.base, w_off * (int64_t)elem), w_dims, dims);
-                device_view(out_buf, views.at(out.base, out_bytes), out_dims, dims);
+                halide_buffer_t in_buf = device_view(backend, in.base, type, in_dims, dims);
+                halide_buffer_t w_buf = device_view(backend, views.at(w.base, w_off * (int64_t)elem), type, w_dims, dims);
+                halide_buffer_t out_buf = device_view(backend, views.at(out.base, out_bytes), type, out_dims, dims);
                 const int rc = kernel.as<PhaseKernelFn>()(steps[0], steps[1], steps[2], &in_buf, &w_buf,
                                                                      &out_buf);
                 if (rc != 0) fail_gpu(backend, std::string("kernel ") + kernel.name, rc);
