@@ -222,15 +222,6 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
             impl->fallback_reason = why;
         }
     }
-    if (impl->device == Device::CPU) {
-        choose_policy(*impl, attrs, exec);
-        detail::choose_cpu_kernels(*impl);
-    }
-    if (!impl->kernel || !impl->interior_kernel) {
-        throw Error(ErrorKind::Unsupported, std::string("no kernel for ") + op_name(op) + " " + std::to_string(rank) +
-                                                "D " + dtype_name(dtype) + " " + data_format_name(geo.data_format) +
-                                                " in this build (see DECONV_RANKS / DECONV_DTYPES)");
-    }
     // Every extent and stride handed to a kernel must fit Halide's 32-bit buffer fields.
     check_fits_int32(input_shape, "data shape");
     check_fits_int32(filter_shape, "filter shape");
@@ -255,6 +246,16 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
         }
     }
     impl->macs = macs;
+    // The kernel choice reads the phases (how many taps each has, how many outputs they write).
+    if (impl->device == Device::CPU) {
+        choose_policy(*impl, attrs, exec);
+        detail::choose_cpu_kernels(*impl);
+    }
+    if (!impl->kernel || !impl->interior_kernel) {
+        throw Error(ErrorKind::Unsupported, std::string("no kernel for ") + op_name(op) + " " + std::to_string(rank) +
+                                                "D " + dtype_name(dtype) + " " + data_format_name(geo.data_format) +
+                                                " in this build (see DECONV_RANKS / DECONV_DTYPES)");
+    }
     detail::install_halide_hooks();
     if (impl->device == Device::CPU) {
         detail::KernelKey f32 = detail::cpu_kernel_key(*impl, rank, impl->channel_major, false);

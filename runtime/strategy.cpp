@@ -19,7 +19,6 @@
 #include <cstdio>
 #include <initializer_list>
 #include <mutex>
-#include <numeric>
 #include <set>
 
 namespace deconv {
@@ -247,17 +246,11 @@ bool every_phase_one_tap(const Plan::Impl &p) {
 // x86-64 (AVX-512) only; 3D layers keep the rule below (kOneTapChannelsFirstMinCout).
 constexpr int64_t kOneTapChannelTilesMin = 32;
 
-// (From the attributes: choose_channel_major runs before the phases are decomposed. One tap per
-// phase: the kernel equals the stride and the dilation is prime to it, on every axis.)
 bool one_tap_channel_tiles(const Plan::Impl &p) {
 #if defined(__x86_64__)
     const OpGeometry &g = p.geo;
-    if (g.forward || g.rank > 2 || g.c_in < kOneTapChannelTilesMin || g.c_out < kOneTapChannelTilesMin || !p.regs.many ||
-        p.dtype == DType::bf16)
-        return false;
-    for (int i = 0; i < g.rank; i++)
-        if (g.kernel[i] != p.info.strides[i] || std::gcd(p.info.dilations[i], p.info.strides[i]) != 1) return false;
-    return true;
+    return !g.forward && g.rank <= 2 && g.c_in >= kOneTapChannelTilesMin && g.c_out >= kOneTapChannelTilesMin &&
+           p.regs.many && p.dtype != DType::bf16 && every_phase_one_tap(p);
 #else
     (void)p;
     return false;
