@@ -36,6 +36,10 @@ halide_buffer_t device_view(const GpuBackend &backend, uint64_t handle, halide_t
     return b;
 }
 
+// The type the per-element-size kernels (zero fill, strided copy) move elements as: unsigned
+// integers of the element's size, whatever its dtype.
+halide_type_t element_bits(size_t elem) { return halide_type_t(halide_type_uint, static_cast<uint8_t>(8 * elem)); }
+
 // The per-element-size kernels (GpuBackend::zero_fill, strided_copy) this build lacks.
 [[noreturn]] void no_element_kernel(const GpuBackend &backend, const char *kernel, size_t elem) {
     throw Error(ErrorKind::Kernel, std::string("no ") + backend.name + " " + kernel + " for elements of " +
@@ -183,7 +187,7 @@ DeviceTensor packed_filter(const GpuBackend &backend, const OpGeometry &geo, con
             set_dim(dst_dims[h], 0, 1, 0);
         }
     }
-    const halide_type_t bits(halide_type_uint, static_cast<uint8_t>(8 * elem));
+    const halide_type_t bits = element_bits(elem);
     halide_buffer_t src = device_view(backend, (uint64_t)(uintptr_t)filter.data, bits, src_dims, 6);
     halide_buffer_t dst = device_view(backend, holder.buf.device, bits, dst_dims, 6);
     const int rc = copy(&src, &dst);
@@ -340,7 +344,7 @@ void run_gpu(const GpuBackend &backend, const Plan::Impl &p, const KernelEntry &
                 const GpuBackend::ZeroFillFn fill = backend.zero_fill_for(elem);
                 if (!fill) no_element_kernel(backend, "zero fill", elem);
                 halide_buffer_t z = device_view(backend, views.at(out.base, out_bytes),
-                                                halide_type_t(halide_type_uint, (uint8_t)(8 * elem)), z_dims, 6);
+                                                element_bits(elem), z_dims, 6);
                 const int rc = fill(&z);
                 if (rc != 0) fail_gpu(backend, "the zero fill of a phase without taps", rc);
             } else {
