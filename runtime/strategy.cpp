@@ -46,12 +46,46 @@ namespace {
 
 constexpr int64_t kLongReduction = 256;
 
-// Whether a phase's reduction (input channels x its taps, at most) exceeds kLongReduction.
-bool long_reduction(const Plan::Impl &p) {
+// A phase's reduction, at most: input channels x its taps.
+int64_t phase_reduction(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
-    int64_t taps = 1;  // taps per phase, at most
+    int64_t taps = 1;
     for (int i = 0; i < g.rank; i++) taps *= (g.kernel[i] + p.info.strides[i] - 1) / p.info.strides[i];
-    return g.c_in * taps > kLongReduction;
+    return g.c_in * taps;
+}
+
+// Whether a phase's reduction exceeds kLongReduction.
+bool long_reduction(const Plan::Impl &p) { return phase_reduction(p) > kLongReduction; }
+
+// 2D layers of stride 2 on both axes whose phase reductions (phase_reduction) are
+// kShortReduction2D or shorter stay channels-first, on the interleaved position kernel (a
+// bordered copy), as do those of kManyGroups2D groups or more up to twice that: the twin's two
+// transposes and its channel tiles' group-strided reads cost more than its tiles save. Only with
+// at most kShortMaxCout2D output channels per group, rows of kShortMinRowGroups groups of 2
+// outputs or more, and no odd last output (which runs per phase, a call per row). Zen 5, AVX-512,
+// 2 threads: 4 groups of 16 -> 16, kernel 3, 28x28, 0.163 ms twinned against 0.085 here; 16
+// groups of 32 -> 32 at 56x56, 9.5 against 4.2; single groups of 16, batch 1-4, 1.1-1.2x faster
+// here. Against it (so kept on the twin): 16 -> 64 at 56x56 (0.27 against 0.30-0.32), rows of 7
+// groups (8 groups of 4 -> 16, 7x7: 0.015 against 0.022), odd rows (16 -> 24, kernel 4, 65x65:
+// 0.30 against 0.46), strides 3 and 4 (2-3x slower here). On 16 registers (AVX2) neither won;
+// ARM64 is not measured.
+constexpr int64_t kShortReduction2D = 64;
+constexpr int64_t kManyGroups2D = 16;
+constexpr int64_t kShortMaxCout2D = 32;
+constexpr int64_t kShortMinRowGroups = 16;
+
+bool short_strided_2d(const Plan::Impl &p) {
+#if defined(__x86_64__)
+    const OpGeometry &g = p.geo;
+    if (g.rank != 2 || !p.regs.many || g.c_out > kShortMaxCout2D || p.info.strides[0] != 2 ||
+        p.info.strides[1] != 2 || p.out_spatial[1] % 2 != 0 || p.out_spatial[1] / 2 < kShortMinRowGroups)
+        return false;
+    const int64_t r = phase_reduction(p);
+    return r <= kShortReduction2D || (g.groups >= kManyGroups2D && r <= 2 * kShortReduction2D);
+#else
+    (void)p;
+    return false;
+#endif
 }
 
 // Channels-first backprop layers choose their schedule: vectorized output channels when a
@@ -355,7 +389,7 @@ void choose_bordered_input(Plan::Impl &p) {
         // unless the blocked kernel serves the layer.
         const auto positive = [](int64_t v) { return v > 0; };
         const bool pinned = p.policy.bordered_input == Toggle::On || p.policy.interleave == Policy::Interleave::Plain;
-        if ((p.channel_major || geo.c_out < 16 || blocked || pinned) &&
+        if ((p.channel_major || geo.c_out < 16 || blocked || pinned || short_strided_2d(p)) &&
             border_margins(p.phases, geo, dtype_size(dtype), interleave ? s : 0, p.info.pads_begin[in],
                                    p.out_spatial[in], lo, hi)) {
             const bool margins = std::any_of(lo.begin(), lo.end(), positive) || std::any_of(hi.begin(), hi.end(), positive);
@@ -517,6 +551,7 @@ bool favours_channel_vectors(const Plan::Impl &p) {
 
 constexpr int64_t kOneDimDenseMaxReduction = 96;
 
+
 bool choose_via_channels_last(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
     if (g.forward || g.data_format != DataFormat::NCX) return false;
@@ -542,6 +577,7 @@ bool choose_via_channels_last(const Plan::Impl &p) {
     // of 100: 0.008 against 0.012; 64 x 3: 0.241 against 0.270).
     if (g.rank == 1 && p.info.strides[0] == 1 && g.c_in * g.kernel[0] <= kOneDimDenseMaxReduction) return false;
     if ((g.c_out < 16 && !favours_channel_vectors(p)) || prefers_blocked_interleave(p)) return false;
+    if (short_strided_2d(p)) return false;
     if ((one_tap_channel_tiles(p) ||
          (every_phase_one_tap(p) && g.c_out >= kOneTapChannelsFirstMinCout && p.dtype != DType::bf16 && p.regs.many)) &&
         choose_channel_major(p))

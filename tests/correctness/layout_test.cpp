@@ -422,6 +422,47 @@ TEST(LayoutWide, RoutesByTappedPhases) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
+// 2D layers of stride 2 with short phase reductions (input channels x taps per phase of 64 or
+// less; 128 or less with 16 or more groups), at most 32 output channels per group and rows of 16
+// or more even outputs stay channels-first on the interleaved position kernel on CPUs of 32
+// vector registers, not on the channels-last twin (runtime/strategy.cpp, short_strided_2d);
+// longer reductions with few groups, wider outputs, narrow or odd rows and stride 3 keep the
+// twin. Each against the reference, through every API; plans checked on x86-64 AVX-512 where
+// nothing pins a knob.
+TEST(LayoutWide, ShortStrided2DStayChannelsFirst) {
+    struct Case {
+        AxisSpec inner, outer;
+        int64_t groups, cin, cout;
+        bool channels_first;  // on CPUs of 32 registers
+    };
+    const Case cases[] = {
+        {{16, 3, 2, 1}, {6, 3, 2, 1}, 4, 16, 16, true},     // 16 x 4 taps, rows of 32
+        {{16, 4, 2, 1, 1}, {5, 4, 2, 1}, 1, 12, 32, true},  // 12 x 4 taps, kernel 4, rows of 34
+        {{17, 3, 2, 1}, {5, 3, 2, 1}, 16, 32, 16, true},    // 32 x 4 taps, 16 groups
+        {{16, 3, 2, 1}, {5, 3, 2, 1}, 2, 32, 16, false},    // 32 x 4 taps, 2 groups
+        {{16, 3, 2, 1}, {5, 3, 2, 1}, 1, 16, 48, false},    // 48 output channels
+        {{16, 4, 2, 1}, {5, 4, 2, 1}, 1, 16, 16, false},    // rows of 33: an odd last output
+        {{7, 3, 2, 1, 1}, {5, 3, 2, 1}, 4, 16, 16, false},  // rows of 14
+        {{16, 4, 3, 1}, {5, 4, 3, 1}, 1, 16, 16, false},    // stride 3
+    };
+    int ran = 0, failed = 0, i = 0;
+    for (const Case &c : cases) {
+        i++;
+        if (!deconv_test::rank_built(2)) continue;
+        const deconv_ref::Problem p = grouped_problem(1 + i % 2, c.groups, c.cin, c.cout, true, 2, c.inner, c.outer);
+#if defined(__x86_64__)
+        const std::string how = ncx_f32_plan(p);
+        if (how.find("policy all auto") != std::string::npos && how.find("(avx512") != std::string::npos) {
+            EXPECT_EQ(how.find("channels-last twin") == std::string::npos, c.channels_first) << "case " << i << ": " << how;
+            if (c.channels_first) EXPECT_NE(how.find("deconv_phase_conv_interleaved_"), std::string::npos) << how;
+        }
+#endif
+        check_ncx_f32_apis(p, 2, 8450 + 3 * i, "case " + std::to_string(i) + ": ", ran, failed);
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
 // 1D layers run on the blocked interleaved kernel only with a block of their row (its parallel
 // task) per thread at least (runtime/strategy.cpp, prefers_blocked_interleave): a row of one
 // block takes it on one thread, not on two. 1D and 2D layers of one-tap phases with 32 or more
