@@ -302,7 +302,11 @@ bool one_tap_channel_tiles(const Plan::Impl &p) {
 // A row that is no whole number of the kernel's tiles (KernelTiles::blocked_groups) runs its rest
 // on the plain interleaved kernel (interleaved_tail); depthwise rows on the plain kernel that are
 // no whole number of its tiles run as their first whole multiple, which takes the kernel's
-// exact-tile branch, then the rest (exact_groups; fcn8s_upscore8 1.11-1.31 -> 1.04-1.19 ms).
+// exact-tile branch, then the rest (exact_groups; fcn8s_upscore8, 65 groups of 8 outputs: 2.0 ->
+// 1.8 ms), where the row holds kExactGroupsMinTiles tiles or more: shorter rows paid more for the
+// second call than the tile saved (48 groups, kernel 16 stride 8, rows of 17 groups: 0.15 ms
+// whole, 0.27 split; of 33: 0.33-0.40 against 0.55; 56 groups at stride 2: 0.062 against 0.078).
+constexpr int64_t kExactGroupsMinTiles = 4;
 constexpr int64_t kBlockedWeightBytes = int64_t(512) << 10;
 constexpr int64_t kBlockedMinGroups = 32;
 
@@ -404,10 +408,12 @@ void choose_bordered_input(Plan::Impl &p) {
                 }
                 const int64_t groups = p.out_spatial[in] / s;
                 const int64_t tile = p.tiles.interleaved_groups;
-                // (With 16 registers the split measured slower: fcn8s_upscore8 1.75x without, on AVX2.)
-                p.interleaved_exact_rows = interleave && !blocked && geo.c_in == 1 && rank >= 2 && tile > 0 &&
-                                           groups > tile && groups % tile != 0 && p.policy.exact_groups != Toggle::Off &&
-                                           (p.regs.many || p.policy.exact_groups == Toggle::On);
+                // (With 16 registers the split measured slower: fcn8s_upscore8 1.75x without, on AVX2;
+                // and so it did on rows of fewer than kExactGroupsMinTiles tiles.)
+                p.interleaved_exact_rows =
+                    interleave && !blocked && geo.c_in == 1 && rank >= 2 && tile > 0 && groups % tile != 0 &&
+                    ((groups >= kExactGroupsMinTiles * tile && p.policy.exact_groups != Toggle::Off && p.regs.many) ||
+                     (groups > tile && p.policy.exact_groups == Toggle::On));
                 // The blocked kernel reduces every input channel at the rows of its block; in 3D a
                 // plain copy (or the caller's input) puts each channel a whole plane further on
                 // (unet3d_up: 128 KiB), with channels in rows a row's channels are one contiguous
@@ -504,11 +510,11 @@ bool depthwise_prefers_twin(const Plan::Impl &p) {
     const int in = g.rank - 1;
     const int64_t s = p.info.strides[in];
     if (s == 1 || tapped_fraction(p, false) <= kFewTappedOutputs) return false;
-    // At stride 4 the interleaved kernel writes every phase of a row as dense vectors (48 groups
-    // of 32x32, kernel 4: 0.19 ms twinned, 0.076 here; kernel 8: 0.113 against 0.076). At stride 3
-    // its three-way interleave of the vectors costs more than the twin (kernel 3, 64 groups of
-    // 56x56: 0.29 twinned, 0.40 here).
-    if (s == 4 && interleaved_kernel_for(p, false, false)) return false;
+    // At strides 4 and 8 the interleaved kernel writes every phase of a row as dense vectors (48
+    // groups of 32x32, kernel 4: 0.19 ms twinned, 0.076 here; fcn8s_upscore8, kernel 16 stride 8:
+    // 1.46 against 0.70). At stride 3 its three-way interleave of the vectors costs more than the
+    // twin (kernel 3, 64 groups of 56x56: 0.29 twinned, 0.40 here).
+    if ((s == 4 || s == 8) && interleaved_kernel_for(p, false, false)) return false;
     // At stride 2, phases of at most two taps (kernel 3 with the short-phase kernel, kernel 4)
     // run well here (kernel 3: 0.11 against 0.14 ms twinned).
     int64_t most = 0;

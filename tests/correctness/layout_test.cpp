@@ -334,10 +334,33 @@ void check_ncx_f32_apis(const deconv_ref::Problem &p, int rank, uint64_t seed, c
     }
 }
 
+// Depthwise rows on the plain interleaved kernel that are no whole number of its group tiles run
+// as their first whole multiple, then the rest, only where the row holds four tiles or more
+// (runtime/strategy.cpp, kExactGroupsMinTiles): rows of 17 and 65 groups of 8 outputs (kernel 16
+// at stride 8, pad 0). Each against the reference, through every API; the split checked on
+// x86-64 AVX-512 plans where nothing pins a knob.
+TEST(LayoutWide, DepthwiseRowsSplitAtTileMultiplesWhenLong) {
+    int ran = 0, failed = 0, i = 0;
+    for (const int64_t x : {16, 64}) {
+        i++;
+        const deconv_ref::Problem p = grouped_problem(1, 3, 1, 1, true, 2, {x, 16, 8, 0}, {2, 16, 8, 0});
+#if defined(__x86_64__)
+        const std::string how = ncx_f32_plan(p);
+        if (how.find("policy all auto") != std::string::npos && how.find("(avx512") != std::string::npos) {
+            EXPECT_NE(how.find("interleaved_s8"), std::string::npos) << how;
+            EXPECT_EQ(how.find("exact groups") != std::string::npos, x == 64) << how;
+        }
+#endif
+        check_ncx_f32_apis(p, 2, 7800 + 3 * i, "row of " + std::to_string(x + 1) + " groups: ", ran, failed);
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
 // Channels-first depthwise layers that the channels-first kernels tile badly run on the
 // channels-last twin's group kernels (runtime/strategy.cpp, depthwise_prefers_twin): 3D layers,
 // and 2D layers at stride 3, or at stride 2 with phases of three taps or more; kernels up to 2s
-// at stride 2, stride 4 (the interleaved kernel), stride 1, and kernels below the stride whose
+// at stride 2, strides 4 and 8 (the interleaved kernel), stride 1, and kernels below the stride whose
 // phases with taps write a quarter of the outputs or less stay. Each
 // against the reference, through every API, with its plan checked (x86-64, where the group
 // kernels are built; unless the environment pins a route).
@@ -359,6 +382,8 @@ TEST(LayoutWide, DepthwiseChannelsFirstOnTheTwin) {
         {2, {8, 2, 3, 0}, {6, 2, 3, 0}, true},   // kernel 2 at stride 3: 4/9 tapped
         {2, {8, 4, 4, 0}, {6, 4, 4, 0}, false},  // kernel 4 at stride 4: the interleaved kernel
         {2, {8, 8, 4, 2}, {6, 8, 4, 2}, false},  // kernel 8 at stride 4, pad 2
+        {2, {5, 16, 8, 4}, {3, 16, 8, 4}, false}, // kernel 16 at stride 8, pad 4 (fcn8s_upscore8)
+        {2, {4, 8, 8, 0}, {3, 8, 8, 0}, false},   // kernel 8 at stride 8
     };
     int ran = 0, failed = 0, i = 0;
     for (const Case &c : cases) {
