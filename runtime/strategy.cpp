@@ -443,6 +443,31 @@ void choose_bordered_input(Plan::Impl &p) {
 // by deconv tune). bf16 layers always take this route,
 // where the dot-product kernels are. docs/performance.md has the measurements.
 constexpr int64_t kOneTapChannelsFirstMinCout = 128;
+
+// Large 2D layers of one-tap phases take the twin after all: those whose output planes hold
+// kOneTapTwinPlaneBytes or more with more than kOneTapTwinMaxCout output channels (the
+// channels-first tiles' stores then scatter across planes that far apart), and those of
+// kOneTapTwinProducts or more weights (8 MiB of f32, streamed once per tile of positions).
+// Zen 5, AVX-512, kernel 2 stride 2: 32 -> 128 at 56x56, 2.1-2.3 ms on the channel tiles against
+// 0.44-0.65 twinned; 1024 -> 512 at 28x28 (unet_up1), 12.6-14.9 against 9.4; 32 output channels at
+// 56x56 stay faster here (0.71-0.78 as fast twinned). On Zen 4 unet_up1 ran 5% faster here.
+// x86-64 only, where it was measured.
+constexpr int64_t kOneTapTwinPlaneBytes = int64_t(32) << 10;
+constexpr int64_t kOneTapTwinMaxCout = 32;
+constexpr int64_t kOneTapTwinProducts = int64_t(1) << 21;
+
+bool large_one_tap_2d(const Plan::Impl &p) {
+#if defined(__x86_64__)
+    const OpGeometry &g = p.geo;
+    if (g.rank != 2 || !every_phase_one_tap(p)) return false;
+    const int64_t plane_bytes = p.out_spatial[0] * p.out_spatial[1] * 4;
+    const int64_t weights = g.c_in * g.c_out * g.kernel[0] * g.kernel[1];
+    return (plane_bytes >= kOneTapTwinPlaneBytes && g.c_out > kOneTapTwinMaxCout) || weights >= kOneTapTwinProducts;
+#else
+    (void)p;  // measured on x86-64 only
+    return false;
+#endif
+}
 constexpr int64_t kMaxLayoutCopyBytes = int64_t(512) << 20;
 
 // Bytes of the layer's tensors `shapes`, together.
@@ -584,7 +609,7 @@ bool choose_via_channels_last(const Plan::Impl &p) {
     if (g.rank == 1 && p.info.strides[0] == 1 && g.c_in * g.kernel[0] <= kOneDimDenseMaxReduction) return false;
     if ((g.c_out < 16 && !favours_channel_vectors(p)) || prefers_blocked_interleave(p)) return false;
     if (short_strided_2d(p)) return false;
-    if ((one_tap_channel_tiles(p) ||
+    if (!large_one_tap_2d(p) && (one_tap_channel_tiles(p) ||
          (every_phase_one_tap(p) && g.c_out >= kOneTapChannelsFirstMinCout && p.dtype != DType::bf16 && p.regs.many)) &&
         choose_channel_major(p))
         return false;

@@ -492,8 +492,9 @@ TEST(LayoutWide, ShortStrided2DStayChannelsFirst) {
 // task) per thread at least (runtime/strategy.cpp, prefers_blocked_interleave): a row of one
 // block takes it on one thread, not on two. 1D and 2D layers of one-tap phases with 32 or more
 // input and output channels run on the channel-vectorized channels-first kernels on CPUs of 32
-// vector registers (one_tap_channel_tiles), on the channels-last twin elsewhere and with fewer
-// input channels. Each against the reference, through every API; plans checked on x86-64 where
+// vector registers (one_tap_channel_tiles), on the channels-last twin elsewhere, with fewer
+// input channels, and with output planes of 32 KiB or more and over 32 output channels
+// (large_one_tap_2d). Each against the reference, through every API; plans checked on x86-64 where
 // nothing pins a knob.
 TEST(LayoutWide, RowBlocksAndOneTapTiles) {
     int ran = 0, failed = 0;
@@ -518,6 +519,7 @@ TEST(LayoutWide, RowBlocksAndOneTapTiles) {
         {{9, 1, 1, 0}, {7, 1, 1, 0}, 48, 40, true},   // kernel 1: one tap
         {{8, 2, 2, 0}, {5, 2, 2, 0}, 40, 33, true},   // kernel 2 stride 2: one tap per phase
         {{8, 2, 2, 0}, {5, 2, 2, 0}, 16, 40, false},  // 16 input channels
+        {{46, 2, 2, 0}, {46, 2, 2, 0}, 40, 40, false},  // output planes of 92x92 (33 KiB), 40 channels
     };
     int i = 0;
     for (const Case &c : cases) {
