@@ -199,7 +199,25 @@ void set_cpu_kernels(Plan::Impl &p, bool channel_major) {
     p.tiles = kernel_tiles(p.regs, p.dtype, p.channel_major ? p.kernel : nullptr, nullptr);
 }
 
+// 2D position-vectorized layers of kPerPhaseMinCout to 15 output channels and
+// kPerPhaseMinCin or more input channels at stride 2 run per phase, not interleaved: the
+// per-phase tile holds a vector of positions for each of its channels, the interleaved one splits
+// its accumulators between the two phases (64 -> 4, kernel 3, 32x32, batch 16: 0.84 ms
+// interleaved, 0.33 per phase on AVX-512; 0.70 against 0.50 on AVX2). Fewer output channels
+// (dcgan_l5's 3) were faster either way by layer, and 16 input channels lost up to 15% per phase.
+constexpr int64_t kPerPhaseMinCout = 4;
+constexpr int64_t kPerPhaseMinCin = 32;
 
+bool per_phase_few_channels(const Plan::Impl &p) {
+#if defined(__x86_64__)
+    const OpGeometry &g = p.geo;
+    return g.rank == 2 && !p.groups && p.info.strides[1] == 2 && g.c_out >= kPerPhaseMinCout && g.c_out < 16 &&
+           g.c_in >= kPerPhaseMinCin;
+#else
+    (void)p;  // measured on x86-64 only
+    return false;
+#endif
+}
 
 // The interleaved kernel of a channels-first backprop layer on the position-vectorized
 // schedule, or of a channels-last depthwise layer on the group-vectorized kernels (p.groups), if
@@ -229,9 +247,11 @@ const KernelEntry *interleaved_kernel_for(const Plan::Impl &p, bool channel_majo
     // kernels would multiply their packed zeros, which the per-phase kernels skip (1D, 128 -> 64,
     // kernel 1 at stride 2: 0.13 ms blocked, 0.05-0.06 per phase with zero_first). Pins still
     // run them.
-    if (p.policy.interleave == Policy::Interleave::Auto)
+    if (p.policy.interleave == Policy::Interleave::Auto) {
         for (const AxisPhase &a : p.phases[in])
             if (a.tap_count == 0) return nullptr;
+        if (per_phase_few_channels(p)) return nullptr;
+    }
     // The group kernel only where its fast branch runs (interleaved_groups_facts.h): on the others
     // the per-phase group kernels were 2-10x faster (kernels 2-6 at stride 2 other than 4 with
     // pad 1, kernel 16 at stride 8 with pad 3 or 4: 48 groups, 56x56). The pin interleave=plain

@@ -488,6 +488,33 @@ TEST(LayoutWide, ShortStrided2DStayChannelsFirst) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
+// 2D channels-first layers of 4-15 output channels and 32 or more input channels at stride 2 run
+// per phase on x86-64, not on the interleaved kernel (runtime/strategy.cpp,
+// per_phase_few_channels); 3 output channels or 16 input channels stay interleaved. Each against
+// the reference, through every API; plans checked where nothing pins a knob.
+TEST(LayoutWide, FewChannelsAtStride2RunPerPhase) {
+    struct Case {
+        int64_t cin, cout;
+        bool per_phase;  // on x86-64
+    };
+    const Case cases[] = {{32, 4, true}, {40, 15, true}, {32, 3, false}, {16, 8, false}};
+    int ran = 0, failed = 0, i = 0;
+    for (const Case &c : cases) {
+        i++;
+        if (!deconv_test::rank_built(2)) continue;
+        const deconv_ref::Problem p = grouped_problem(1 + i % 2, 1, c.cin, c.cout, true, 2, {9, 3, 2, 1}, {6, 4, 2, 1});
+#if defined(__x86_64__)
+        const std::string how = ncx_f32_plan(p);
+        if (how.find("policy all auto") != std::string::npos && how.find("twin") == std::string::npos) {
+            EXPECT_EQ(how.find("interleaved") == std::string::npos, c.per_phase) << "case " << i << ": " << how;
+        }
+#endif
+        check_ncx_f32_apis(p, 2, 8470 + 3 * i, "case " + std::to_string(i) + ": ", ran, failed);
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
 // 1D layers run on the blocked interleaved kernel only with a block of their row (its parallel
 // task) per thread at least (runtime/strategy.cpp, prefers_blocked_interleave): a row of one
 // block takes it on one thread, not on two. 1D and 2D layers of one-tap phases with 32 or more
