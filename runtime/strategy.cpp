@@ -60,15 +60,12 @@ bool long_reduction(const Plan::Impl &p) { return phase_reduction(p) > kLongRedu
 // 2D layers of stride 2 on both axes whose phase reductions (phase_reduction) are
 // kShortReduction2D or shorter stay channels-first, on the interleaved position kernel (a
 // bordered copy), as do those of kManyGroups2D groups or more up to twice that: the twin's two
-// transposes and its channel tiles' group-strided reads cost more than its tiles save. Only with
-// at most kShortMaxCout2D output channels per group, rows of kShortMinRowGroups groups of 2
-// outputs or more, and no odd last output (which runs per phase, a call per row). Zen 5, AVX-512,
-// 2 threads: 4 groups of 16 -> 16, kernel 3, 28x28, 0.163 ms twinned against 0.085 here; 16
-// groups of 32 -> 32 at 56x56, 9.5 against 4.2; single groups of 16, batch 1-4, 1.1-1.2x faster
-// here. Against it (so kept on the twin): 16 -> 64 at 56x56 (0.27 against 0.30-0.32), rows of 7
-// groups (8 groups of 4 -> 16, 7x7: 0.015 against 0.022), odd rows (16 -> 24, kernel 4, 65x65:
-// 0.30 against 0.46), strides 3 and 4 (2-3x slower here). On 16 registers (AVX2) neither won;
-// ARM64 is not measured.
+// transposes and its channel tiles' group-strided reads cost more than its tiles save (4 groups
+// of 16 -> 16, kernel 3, 28x28: 0.163 ms twinned, 0.085 here, Zen 5). Only with at most
+// kShortMaxCout2D output channels per group, rows of kShortMinRowGroups groups of 2 outputs or
+// more, and no odd last output (which runs per phase, a call per row): each of those ran faster
+// on the twin. On 16 registers (AVX2) neither route won; ARM64 is not measured. The sweep is
+// bench/strided_2d_layers.json, its numbers in docs/performance.md.
 constexpr int64_t kShortReduction2D = 64;
 constexpr int64_t kManyGroups2D = 16;
 constexpr int64_t kShortMaxCout2D = 32;
@@ -203,8 +200,8 @@ void set_cpu_kernels(Plan::Impl &p, bool channel_major) {
 // kPerPhaseMinCin or more input channels at stride 2 run per phase, not interleaved: the
 // per-phase tile holds a vector of positions for each of its channels, the interleaved one splits
 // its accumulators between the two phases (64 -> 4, kernel 3, 32x32, batch 16: 0.84 ms
-// interleaved, 0.33 per phase on AVX-512; 0.70 against 0.50 on AVX2). Fewer output channels
-// (dcgan_l5's 3) were faster either way by layer, and 16 input channels lost up to 15% per phase.
+// interleaved, 0.33 per phase, Zen 5 AVX-512; AVX2 gained too). Fewer output channels or input
+// channels were faster either way by layer (docs/performance.md). Measured on x86-64 only.
 constexpr int64_t kPerPhaseMinCout = 4;
 constexpr int64_t kPerPhaseMinCin = 32;
 
@@ -323,9 +320,8 @@ bool one_tap_channel_tiles(const Plan::Impl &p) {
 // on the plain interleaved kernel (interleaved_tail); depthwise rows on the plain kernel that are
 // no whole number of its tiles run as their first whole multiple, which takes the kernel's
 // exact-tile branch, then the rest (exact_groups; fcn8s_upscore8, 65 groups of 8 outputs: 2.0 ->
-// 1.8 ms), where the row holds kExactGroupsMinTiles tiles or more: shorter rows paid more for the
-// second call than the tile saved (48 groups, kernel 16 stride 8, rows of 17 groups: 0.15 ms
-// whole, 0.27 split; of 33: 0.33-0.40 against 0.55; 56 groups at stride 2: 0.062 against 0.078).
+// 1.8 ms), where the row holds kExactGroupsMinTiles tiles or more: on shorter rows the second
+// call cost more than the tile saved (docs/performance.md).
 constexpr int64_t kExactGroupsMinTiles = 4;
 constexpr int64_t kBlockedWeightBytes = int64_t(512) << 10;
 constexpr int64_t kBlockedMinGroups = 32;
@@ -465,13 +461,11 @@ void choose_bordered_input(Plan::Impl &p) {
 constexpr int64_t kOneTapChannelsFirstMinCout = 128;
 
 // Large 2D layers of one-tap phases take the twin after all: those whose output planes hold
-// kOneTapTwinPlaneBytes or more with more than kOneTapTwinMaxCout output channels (the
+// kOneTapTwinPlaneBytes or more (of f32) with more than kOneTapTwinMaxCout output channels (the
 // channels-first tiles' stores then scatter across planes that far apart), and those of
-// kOneTapTwinProducts or more weights (8 MiB of f32, streamed once per tile of positions).
-// Zen 5, AVX-512, kernel 2 stride 2: 32 -> 128 at 56x56, 2.1-2.3 ms on the channel tiles against
-// 0.44-0.65 twinned; 1024 -> 512 at 28x28 (unet_up1), 12.6-14.9 against 9.4; 32 output channels at
-// 56x56 stay faster here (0.71-0.78 as fast twinned). On Zen 4 unet_up1 ran 5% faster here.
-// x86-64 only, where it was measured.
+// kOneTapTwinProducts or more weights (8 MiB of f32). unet_up1 (1024 -> 512, 28x28): 12.6-14.9 ms
+// on the channel tiles, 9.4 twinned on Zen 5 (5% the other way on Zen 4); the sweep is in
+// docs/performance.md. x86-64 only, where it was measured.
 constexpr int64_t kOneTapTwinPlaneBytes = int64_t(32) << 10;
 constexpr int64_t kOneTapTwinMaxCout = 32;
 constexpr int64_t kOneTapTwinProducts = int64_t(1) << 21;
@@ -488,6 +482,7 @@ bool large_one_tap_2d(const Plan::Impl &p) {
     return false;
 #endif
 }
+
 constexpr int64_t kMaxLayoutCopyBytes = int64_t(512) << 20;
 
 // Bytes of the layer's tensors `shapes`, together.
@@ -601,7 +596,6 @@ bool favours_channel_vectors(const Plan::Impl &p) {
 }
 
 constexpr int64_t kOneDimDenseMaxReduction = 96;
-
 
 bool choose_via_channels_last(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
