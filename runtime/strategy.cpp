@@ -85,18 +85,44 @@ bool short_strided_2d(const Plan::Impl &p) {
 #endif
 }
 
+// 1D layers at stride 2 of kShort1DMaxCout or fewer output and kShort1DMaxCin or fewer input
+// channels, whose every phase has taps, run on the plain interleaved position kernel (a bordered
+// copy) where the blocked one does not serve them (prefers_blocked_interleave), not on the
+// channel tiles or the twin: 32 -> 32, kernel 2, 400 positions: 0.101 ms on the channel tiles,
+// 0.008 here (Zen 5; 0.69x -> 0.87x of oneDNN over 60 layers, docs/performance.md). Measured on
+// x86-64 only.
+constexpr int64_t kShort1DMaxCout = 64;
+constexpr int64_t kShort1DMaxCin = 128;
+
+bool short_1d_positions(const Plan::Impl &p) {
+#if defined(__x86_64__)
+    const OpGeometry &g = p.geo;
+    if (g.rank != 1 || g.forward || g.data_format != DataFormat::NCX || p.policy.route != Policy::Route::Auto ||
+        p.info.strides[0] != 2 || g.c_out > kShort1DMaxCout || g.c_in > kShort1DMaxCin || g.c_out < 16)
+        return false;
+    for (const AxisPhase &a : p.phases[0])
+        if (a.tap_count == 0) return false;
+    return true;
+#else
+    (void)p;
+    return false;
+#endif
+}
+
 // Channels-first backprop layers choose their schedule: vectorized output channels when a
 // group has at least a vector of them (KernelTiles::lanes) and each tile's reduction (input
 // channels x taps per phase: long_reduction) is long enough to amortize its stores, which scatter
 // across channel planes; else vectorized output positions (unet3d_up, 128 x 1 tap, runs faster
 // on positions; dilated_s1, 64 x 9, on channels: docs/performance.md). The policy's route pins it.
 bool one_tap_channel_tiles(const Plan::Impl &p);
+bool prefers_blocked_interleave(const Plan::Impl &p);
 
 bool choose_channel_major(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
     if (g.forward || g.data_format == DataFormat::NXC) return true;
     if (p.policy.route == Policy::Route::Channels) return true;
     if (p.policy.route == Policy::Route::Positions) return false;
+    if (short_1d_positions(p) && !prefers_blocked_interleave(p)) return false;
     return g.c_out >= p.tiles.lanes && (long_reduction(p) || one_tap_channel_tiles(p));
 }
 
@@ -409,7 +435,8 @@ void choose_bordered_input(Plan::Impl &p) {
         // unless the blocked kernel serves the layer.
         const auto positive = [](int64_t v) { return v > 0; };
         const bool pinned = p.policy.bordered_input == Toggle::On || p.policy.interleave == Policy::Interleave::Plain;
-        if ((p.channel_major || geo.c_out < 16 || blocked || pinned || short_strided_2d(p)) &&
+        if ((p.channel_major || geo.c_out < 16 || blocked || pinned || short_strided_2d(p) ||
+             short_1d_positions(p)) &&
             border_margins(p.phases, geo, dtype_size(dtype), interleave ? s : 0, p.info.pads_begin[in],
                                    p.out_spatial[in], lo, hi)) {
             const bool margins = std::any_of(lo.begin(), lo.end(), positive) || std::any_of(hi.begin(), hi.end(), positive);
@@ -622,7 +649,7 @@ bool choose_via_channels_last(const Plan::Impl &p) {
     // of 100: 0.008 against 0.012; 64 x 3: 0.241 against 0.270).
     if (g.rank == 1 && p.info.strides[0] == 1 && g.c_in * g.kernel[0] <= kOneDimDenseMaxReduction) return false;
     if ((g.c_out < 16 && !favours_channel_vectors(p)) || prefers_blocked_interleave(p)) return false;
-    if (short_strided_2d(p)) return false;
+    if (short_strided_2d(p) || short_1d_positions(p)) return false;
     if (!large_one_tap_2d(p) && (one_tap_channel_tiles(p) ||
          (every_phase_one_tap(p) && g.c_out >= kOneTapChannelsFirstMinCout && p.dtype != DType::bf16 && p.regs.many)) &&
         choose_channel_major(p))

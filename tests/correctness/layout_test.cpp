@@ -515,6 +515,44 @@ TEST(LayoutWide, FewChannelsAtStride2RunPerPhase) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
+// 1D channels-first layers at stride 2 of 16-64 output and at most 128 input channels, every
+// phase with taps, run on the interleaved position kernels on x86-64, the plain one where the
+// blocked one does not serve them (runtime/strategy.cpp, short_1d_positions): not on the channel
+// tiles (one tap per phase) nor the twin. More input channels, and kernels below the stride, keep their
+// routes. Each against the reference, through every API; plans checked where nothing pins a knob.
+TEST(LayoutWide, ShortOneDimLayersOnInterleavedPositions) {
+    struct Case {
+        AxisSpec axis;
+        int64_t cin, cout;
+        bool positions;  // on x86-64
+    };
+    const Case cases[] = {
+        {{50, 2, 2, 0}, 32, 32, true},    // one tap per phase: not the channel tiles
+        {{40, 3, 2, 1}, 128, 64, true},   // phases of 2 and 1 taps: not the twin
+        {{40, 4, 2, 1}, 64, 16, true},    // 16 output channels
+        {{40, 3, 2, 1}, 136, 64, false},  // 136 input channels
+        {{40, 1, 2, 0}, 64, 32, false},   // kernel 1: a phase without taps
+    };
+    int ran = 0, failed = 0, i = 0;
+    for (const Case &c : cases) {
+        i++;
+        const deconv_ref::Problem p = grouped_problem(1 + i % 2, 1, c.cin, c.cout, true, 1, c.axis, {});
+#if defined(__x86_64__)
+        const std::string how = ncx_f32_plan(p);
+        if (how.find("policy all auto") != std::string::npos) {
+            // The plain kernel, or the blocked one where it serves the layer (rows of enough
+            // blocks for the CPU's tile).
+            const bool interleaved = how.find("deconv_phase_conv_interleaved_") != std::string::npos &&
+                                     how.find("twin") == std::string::npos;
+            EXPECT_EQ(interleaved, c.positions) << "case " << i << ": " << how;
+        }
+#endif
+        check_ncx_f32_apis(p, 1, 8490 + 3 * i, "case " + std::to_string(i) + ": ", ran, failed);
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
 // 1D layers run on the blocked interleaved kernel only with a block of their row (its parallel
 // task) per thread at least (runtime/strategy.cpp, prefers_blocked_interleave): a row of one
 // block takes it on one thread, not on two. 1D and 2D layers of one-tap phases with 32 or more
