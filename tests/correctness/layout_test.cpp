@@ -30,6 +30,8 @@
 #include "layout_support.h"
 
 #include <chrono>
+#include <functional>
+#include <tuple>
 
 namespace {
 
@@ -334,6 +336,40 @@ void check_ncx_f32_apis(const deconv_ref::Problem &p, int rank, uint64_t seed, c
     }
 }
 
+// A route case: a channels-first f32 problem and whether the rule under test routes it.
+struct RouteCase {
+    deconv_ref::Problem p;
+    bool routed;
+};
+
+// Checks each case's plan with `expect(how, routed)` where `checked(how)` (x86-64 plans: unpinned,
+// on the CPUs the rule applies to), then runs the problem through every API against the
+// reference; expects some to run and none to fail.
+void check_route_cases(const std::vector<RouteCase> &cases, int rank, uint64_t seed,
+                       const std::function<bool(const std::string &)> &checked,
+                       const std::function<void(const std::string &, bool)> &expect) {
+    int ran = 0, failed = 0, i = 0;
+    for (const RouteCase &c : cases) {
+        i++;
+        if (!deconv_test::rank_built(rank)) continue;
+#if defined(__x86_64__)
+        const std::string how = ncx_f32_plan(c.p);
+        if (checked(how)) {
+            SCOPED_TRACE("case " + std::to_string(i) + ": " + how);
+            expect(how, c.routed);
+        }
+#else
+        (void)checked;
+        (void)expect;
+#endif
+        check_ncx_f32_apis(c.p, rank, seed + 3 * i, "case " + std::to_string(i) + ": ", ran, failed);
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
+bool unpinned(const std::string &how) { return how.find("policy all auto") != std::string::npos; }
+
 // Depthwise rows on the plain interleaved kernel that are no whole number of its group tiles run
 // as their first whole multiple, then the rest, only where the row holds four tiles or more
 // (runtime/strategy.cpp, kExactGroupsMinTiles): rows of 17 and 65 groups of 8 outputs (kernel 16
@@ -455,37 +491,27 @@ TEST(LayoutWide, RoutesByTappedPhases) {
 // twin. Each against the reference, through every API; plans checked on x86-64 AVX-512 where
 // nothing pins a knob.
 TEST(LayoutWide, ShortStrided2DStayChannelsFirst) {
-    struct Case {
-        AxisSpec inner, outer;
-        int64_t groups, cin, cout;
-        bool channels_first;  // on CPUs of 32 registers
+    // inner, outer axes; groups, input and output channels; on the interleaved kernel (32 registers)
+    int n = 0;
+    const auto c = [&n](AxisSpec inner, AxisSpec outer, int64_t groups, int64_t cin, int64_t cout, bool routed) {
+        return RouteCase{grouped_problem(1 + ++n % 2, groups, cin, cout, true, 2, inner, outer), routed};
     };
-    const Case cases[] = {
-        {{16, 3, 2, 1}, {6, 3, 2, 1}, 4, 16, 16, true},     // 16 x 4 taps, rows of 32
-        {{16, 4, 2, 1, 1}, {5, 4, 2, 1}, 1, 12, 32, true},  // 12 x 4 taps, kernel 4, rows of 34
-        {{17, 3, 2, 1}, {5, 3, 2, 1}, 16, 32, 16, true},    // 32 x 4 taps, 16 groups
-        {{16, 3, 2, 1}, {5, 3, 2, 1}, 2, 32, 16, false},    // 32 x 4 taps, 2 groups
-        {{16, 3, 2, 1}, {5, 3, 2, 1}, 1, 16, 48, false},    // 48 output channels
-        {{16, 4, 2, 1}, {5, 4, 2, 1}, 1, 16, 16, false},    // rows of 33: an odd last output
-        {{7, 3, 2, 1, 1}, {5, 3, 2, 1}, 4, 16, 16, false},  // rows of 14
-        {{16, 4, 3, 1}, {5, 4, 3, 1}, 1, 16, 16, false},    // stride 3
+    const std::vector<RouteCase> cases = {
+        c({16, 3, 2, 1}, {6, 3, 2, 1}, 4, 16, 16, true),     // 16 x 4 taps, rows of 32
+        c({16, 4, 2, 1, 1}, {5, 4, 2, 1}, 1, 12, 32, true),  // 12 x 4 taps, kernel 4, rows of 34
+        c({17, 3, 2, 1}, {5, 3, 2, 1}, 16, 32, 16, true),    // 32 x 4 taps, 16 groups
+        c({16, 3, 2, 1}, {5, 3, 2, 1}, 2, 32, 16, false),    // 32 x 4 taps, 2 groups
+        c({16, 3, 2, 1}, {5, 3, 2, 1}, 1, 16, 48, false),    // 48 output channels
+        c({16, 4, 2, 1}, {5, 4, 2, 1}, 1, 16, 16, false),    // rows of 33: an odd last output
+        c({7, 3, 2, 1, 1}, {5, 3, 2, 1}, 4, 16, 16, false),  // rows of 14
+        c({16, 4, 3, 1}, {5, 4, 3, 1}, 1, 16, 16, false),    // stride 3
     };
-    int ran = 0, failed = 0, i = 0;
-    for (const Case &c : cases) {
-        i++;
-        if (!deconv_test::rank_built(2)) continue;
-        const deconv_ref::Problem p = grouped_problem(1 + i % 2, c.groups, c.cin, c.cout, true, 2, c.inner, c.outer);
-#if defined(__x86_64__)
-        const std::string how = ncx_f32_plan(p);
-        if (how.find("policy all auto") != std::string::npos && how.find("(avx512") != std::string::npos) {
-            EXPECT_EQ(how.find("channels-last twin") == std::string::npos, c.channels_first) << "case " << i << ": " << how;
-            if (c.channels_first) EXPECT_NE(how.find("deconv_phase_conv_interleaved_"), std::string::npos) << how;
-        }
-#endif
-        check_ncx_f32_apis(p, 2, 8450 + 3 * i, "case " + std::to_string(i) + ": ", ran, failed);
-    }
-    EXPECT_GT(ran, 0);
-    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+    check_route_cases(
+        cases, 2, 8450, [](const std::string &how) { return unpinned(how) && how.find("(avx512") != std::string::npos; },
+        [](const std::string &how, bool routed) {
+            EXPECT_EQ(how.find("channels-last twin") == std::string::npos, routed);
+            if (routed) EXPECT_NE(how.find("deconv_phase_conv_interleaved_"), std::string::npos);
+        });
 }
 
 // 2D channels-first layers of 4-15 output channels and 32 or more input channels at stride 2 run
@@ -493,26 +519,15 @@ TEST(LayoutWide, ShortStrided2DStayChannelsFirst) {
 // per_phase_few_channels); 3 output channels or 16 input channels stay interleaved. Each against
 // the reference, through every API; plans checked where nothing pins a knob.
 TEST(LayoutWide, FewChannelsAtStride2RunPerPhase) {
-    struct Case {
-        int64_t cin, cout;
-        bool per_phase;  // on x86-64
-    };
-    const Case cases[] = {{32, 4, true}, {40, 15, true}, {32, 3, false}, {16, 8, false}};
-    int ran = 0, failed = 0, i = 0;
-    for (const Case &c : cases) {
-        i++;
-        if (!deconv_test::rank_built(2)) continue;
-        const deconv_ref::Problem p = grouped_problem(1 + i % 2, 1, c.cin, c.cout, true, 2, {9, 3, 2, 1}, {6, 4, 2, 1});
-#if defined(__x86_64__)
-        const std::string how = ncx_f32_plan(p);
-        if (how.find("policy all auto") != std::string::npos && how.find("twin") == std::string::npos) {
-            EXPECT_EQ(how.find("interleaved") == std::string::npos, c.per_phase) << "case " << i << ": " << how;
-        }
-#endif
-        check_ncx_f32_apis(p, 2, 8470 + 3 * i, "case " + std::to_string(i) + ": ", ran, failed);
-    }
-    EXPECT_GT(ran, 0);
-    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+    std::vector<RouteCase> cases;
+    int n = 0;
+    for (const auto &[cin, cout, per_phase] : {std::tuple{32, 4, true}, {40, 15, true}, {32, 3, false}, {16, 8, false}})
+        cases.push_back({grouped_problem(1 + ++n % 2, 1, cin, cout, true, 2, {9, 3, 2, 1}, {6, 4, 2, 1}), per_phase});
+    check_route_cases(
+        cases, 2, 8470, [](const std::string &how) { return unpinned(how) && how.find("twin") == std::string::npos; },
+        [](const std::string &how, bool per_phase) {
+            EXPECT_EQ(how.find("interleaved") == std::string::npos, per_phase);
+        });
 }
 
 // 1D channels-first layers at stride 2 of 16-64 output and at most 128 input channels, every
@@ -521,36 +536,24 @@ TEST(LayoutWide, FewChannelsAtStride2RunPerPhase) {
 // tiles (one tap per phase) nor the twin. More input channels, and kernels below the stride, keep their
 // routes. Each against the reference, through every API; plans checked where nothing pins a knob.
 TEST(LayoutWide, ShortOneDimLayersOnInterleavedPositions) {
-    struct Case {
-        AxisSpec axis;
-        int64_t cin, cout;
-        bool positions;  // on x86-64
+    int n = 0;
+    const auto c = [&n](AxisSpec axis, int64_t cin, int64_t cout, bool routed) {
+        return RouteCase{grouped_problem(1 + ++n % 2, 1, cin, cout, true, 1, axis, {}), routed};
     };
-    const Case cases[] = {
-        {{50, 2, 2, 0}, 32, 32, true},    // one tap per phase: not the channel tiles
-        {{40, 3, 2, 1}, 128, 64, true},   // phases of 2 and 1 taps: not the twin
-        {{40, 4, 2, 1}, 64, 16, true},    // 16 output channels
-        {{40, 3, 2, 1}, 136, 64, false},  // 136 input channels
-        {{40, 1, 2, 0}, 64, 32, false},   // kernel 1: a phase without taps
+    const std::vector<RouteCase> cases = {
+        c({50, 2, 2, 0}, 32, 32, true),    // one tap per phase: not the channel tiles
+        c({40, 3, 2, 1}, 128, 64, true),   // phases of 2 and 1 taps: not the twin
+        c({40, 4, 2, 1}, 64, 16, true),    // 16 output channels
+        c({40, 3, 2, 1}, 136, 64, false),  // 136 input channels
+        c({40, 1, 2, 0}, 64, 32, false),   // kernel 1: a phase without taps
     };
-    int ran = 0, failed = 0, i = 0;
-    for (const Case &c : cases) {
-        i++;
-        const deconv_ref::Problem p = grouped_problem(1 + i % 2, 1, c.cin, c.cout, true, 1, c.axis, {});
-#if defined(__x86_64__)
-        const std::string how = ncx_f32_plan(p);
-        if (how.find("policy all auto") != std::string::npos) {
-            // The plain kernel, or the blocked one where it serves the layer (rows of enough
-            // blocks for the CPU's tile).
-            const bool interleaved = how.find("deconv_phase_conv_interleaved_") != std::string::npos &&
-                                     how.find("twin") == std::string::npos;
-            EXPECT_EQ(interleaved, c.positions) << "case " << i << ": " << how;
-        }
-#endif
-        check_ncx_f32_apis(p, 1, 8490 + 3 * i, "case " + std::to_string(i) + ": ", ran, failed);
-    }
-    EXPECT_GT(ran, 0);
-    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+    check_route_cases(cases, 1, 8490, unpinned, [](const std::string &how, bool routed) {
+        // The plain kernel, or the blocked one where it serves the layer (rows of enough blocks
+        // for the CPU's tile).
+        EXPECT_EQ(how.find("deconv_phase_conv_interleaved_") != std::string::npos &&
+                      how.find("twin") == std::string::npos,
+                  routed);
+    });
 }
 
 // 1D layers run on the blocked interleaved kernel only with a block of their row (its parallel
@@ -563,7 +566,6 @@ TEST(LayoutWide, ShortOneDimLayersOnInterleavedPositions) {
 // nothing pins a knob.
 TEST(LayoutWide, RowBlocksAndOneTapTiles) {
     int ran = 0, failed = 0;
-    const auto unpinned = [](const std::string &how) { return how.find("policy all auto") != std::string::npos; };
     const int threads = deconv::cpu_threads();
     const deconv_ref::Problem row = grouped_problem(1, 1, 40, 24, true, 1, {64, 4, 2, 1}, {});  // 64 groups
     for (int t : {1, 2}) {
