@@ -10,6 +10,7 @@
 #include "cpu_tiles.h"
 #include "halide_glue.h"
 #include "kernel_call.h"
+#include "layer_classes.h"
 #include "winograd_executor.h"
 
 #include "../generators/schedules/channel_dots_facts.h"
@@ -46,68 +47,8 @@ namespace {
 
 constexpr int64_t kLongReduction = 256;
 
-// A phase's reduction, at most: input channels x its taps.
-int64_t phase_reduction(const Plan::Impl &p) {
-    const OpGeometry &g = p.geo;
-    int64_t taps = 1;
-    for (int i = 0; i < g.rank; i++) taps *= (g.kernel[i] + p.info.strides[i] - 1) / p.info.strides[i];
-    return g.c_in * taps;
-}
-
 // Whether a phase's reduction exceeds kLongReduction.
 bool long_reduction(const Plan::Impl &p) { return phase_reduction(p) > kLongReduction; }
-
-// 2D layers of stride 2 on both axes whose phase reductions (phase_reduction) are
-// kShortReduction2D or shorter stay channels-first, on the interleaved position kernel (a
-// bordered copy), as do those of kManyGroups2D groups or more up to twice that: the twin's two
-// transposes and its channel tiles' group-strided reads cost more than its tiles save (4 groups
-// of 16 -> 16, kernel 3, 28x28: 0.163 ms twinned, 0.085 here, Zen 5). Only with at most
-// kShortMaxCout2D output channels per group, rows of kShortMinRowGroups groups of 2 outputs or
-// more, and no odd last output (which runs per phase, a call per row): each of those ran faster
-// on the twin. On 16 registers (AVX2) neither route won; ARM64 is not measured. The sweep is
-// bench/strided_2d_layers.json, its numbers in docs/performance.md.
-constexpr int64_t kShortReduction2D = 64;
-constexpr int64_t kManyGroups2D = 16;
-constexpr int64_t kShortMaxCout2D = 32;
-constexpr int64_t kShortMinRowGroups = 16;
-
-bool short_strided_2d(const Plan::Impl &p) {
-#if defined(__x86_64__)
-    const OpGeometry &g = p.geo;
-    if (g.rank != 2 || !p.regs.many || g.c_out > kShortMaxCout2D || p.info.strides[0] != 2 ||
-        p.info.strides[1] != 2 || p.out_spatial[1] % 2 != 0 || p.out_spatial[1] / 2 < kShortMinRowGroups)
-        return false;
-    const int64_t r = phase_reduction(p);
-    return r <= kShortReduction2D || (g.groups >= kManyGroups2D && r <= 2 * kShortReduction2D);
-#else
-    (void)p;
-    return false;
-#endif
-}
-
-// 1D layers at stride 2 of kShort1DMaxCout or fewer output and kShort1DMaxCin or fewer input
-// channels, whose every phase has taps, run on the plain interleaved position kernel (a bordered
-// copy) where the blocked one does not serve them (prefers_blocked_interleave), not on the
-// channel tiles or the twin: 32 -> 32, kernel 2, 400 positions: 0.101 ms on the channel tiles,
-// 0.008 here (Zen 5; 0.69x -> 0.87x of oneDNN over 60 layers, docs/performance.md). Measured on
-// x86-64 only.
-constexpr int64_t kShort1DMaxCout = 64;
-constexpr int64_t kShort1DMaxCin = 128;
-
-bool short_1d_positions(const Plan::Impl &p) {
-#if defined(__x86_64__)
-    const OpGeometry &g = p.geo;
-    if (g.rank != 1 || g.forward || g.data_format != DataFormat::NCX || p.policy.route != Policy::Route::Auto ||
-        p.info.strides[0] != 2 || g.c_out > kShort1DMaxCout || g.c_in > kShort1DMaxCin || g.c_out < 16)
-        return false;
-    for (const AxisPhase &a : p.phases[0])
-        if (a.tap_count == 0) return false;
-    return true;
-#else
-    (void)p;
-    return false;
-#endif
-}
 
 // Channels-first backprop layers choose their schedule: vectorized output channels when a
 // group has at least a vector of them (KernelTiles::lanes) and each tile's reduction (input
@@ -125,8 +66,6 @@ bool choose_channel_major(const Plan::Impl &p) {
     if (short_1d_positions(p) && !prefers_blocked_interleave(p)) return false;
     return g.c_out >= p.tiles.lanes && (long_reduction(p) || one_tap_channel_tiles(p));
 }
-
-
 
 // The CPU kernels of a layer: which schedule (channel_major) and the bounded and interior kernels.
 // bf16 backprop layers on channels-last data with an even number of input channels per group
@@ -222,26 +161,6 @@ void set_cpu_kernels(Plan::Impl &p, bool channel_major) {
     p.tiles = kernel_tiles(p.regs, p.dtype, p.channel_major ? p.kernel : nullptr, nullptr);
 }
 
-// 2D position-vectorized layers of kPerPhaseMinCout to 15 output channels and
-// kPerPhaseMinCin or more input channels at stride 2 run per phase, not interleaved: the
-// per-phase tile holds a vector of positions for each of its channels, the interleaved one splits
-// its accumulators between the two phases (64 -> 4, kernel 3, 32x32, batch 16: 0.84 ms
-// interleaved, 0.33 per phase, Zen 5 AVX-512; AVX2 gained too). Fewer output channels or input
-// channels were faster either way by layer (docs/performance.md). Measured on x86-64 only.
-constexpr int64_t kPerPhaseMinCout = 4;
-constexpr int64_t kPerPhaseMinCin = 32;
-
-bool per_phase_few_channels(const Plan::Impl &p) {
-#if defined(__x86_64__)
-    const OpGeometry &g = p.geo;
-    return g.rank == 2 && !p.groups && p.info.strides[1] == 2 && g.c_out >= kPerPhaseMinCout && g.c_out < 16 &&
-           g.c_in >= kPerPhaseMinCin;
-#else
-    (void)p;  // measured on x86-64 only
-    return false;
-#endif
-}
-
 // The interleaved kernel of a channels-first backprop layer on the position-vectorized
 // schedule, or of a channels-last depthwise layer on the group-vectorized kernels (p.groups), if
 // the layer can run it: a stride this build has the kernel of (positions: 2, 3, 4 and 8, the
@@ -302,15 +221,6 @@ const KernelEntry *interleaved_kernel_for(const Plan::Impl &p, bool channel_majo
         if (const KernelEntry *k = find_kernel(short0)) return k;
     }
     return find_kernel(key);
-}
-
-// Whether every phase of every axis has exactly one tap (kernel = stride): the layer is a plain
-// matrix product per phase, with no phase left without taps.
-bool every_phase_one_tap(const Plan::Impl &p) {
-    for (const auto &axis : p.phases)
-        for (const AxisPhase &a : axis)
-            if (a.tap_count != 1) return false;
-    return true;
 }
 
 // 1D and 2D layers of one-tap phases (each phase a matrix product) with kOneTapChannelTilesMin or
@@ -487,29 +397,6 @@ void choose_bordered_input(Plan::Impl &p) {
 // where the dot-product kernels are. docs/performance.md has the measurements.
 constexpr int64_t kOneTapChannelsFirstMinCout = 128;
 
-// Large 2D layers of one-tap phases take the twin after all: those whose output planes hold
-// kOneTapTwinPlaneBytes or more (of f32) with more than kOneTapTwinMaxCout output channels (the
-// channels-first tiles' stores then scatter across planes that far apart), and those of
-// kOneTapTwinProducts or more weights (8 MiB of f32). unet_up1 (1024 -> 512, 28x28): 12.6-14.9 ms
-// on the channel tiles, 9.4 twinned on Zen 5 (5% the other way on Zen 4); the sweep is in
-// docs/performance.md. x86-64 only, where it was measured.
-constexpr int64_t kOneTapTwinPlaneBytes = int64_t(32) << 10;
-constexpr int64_t kOneTapTwinMaxCout = 32;
-constexpr int64_t kOneTapTwinProducts = int64_t(1) << 21;
-
-bool large_one_tap_2d(const Plan::Impl &p) {
-#if defined(__x86_64__)
-    const OpGeometry &g = p.geo;
-    if (g.rank != 2 || !every_phase_one_tap(p)) return false;
-    const int64_t plane_bytes = p.out_spatial[0] * p.out_spatial[1] * 4;
-    const int64_t weights = g.c_in * g.c_out * g.kernel[0] * g.kernel[1];
-    return (plane_bytes >= kOneTapTwinPlaneBytes && g.c_out > kOneTapTwinMaxCout) || weights >= kOneTapTwinProducts;
-#else
-    (void)p;  // measured on x86-64 only
-    return false;
-#endif
-}
-
 constexpr int64_t kMaxLayoutCopyBytes = int64_t(512) << 20;
 
 // Bytes of the layer's tensors `shapes`, together.
@@ -603,14 +490,6 @@ bool depthwise_prefers_twin(const Plan::Impl &p) {
 // (128 -> 8, kernel 2 stride 2: 0.50 against 0.72).
 constexpr int64_t kTwinMinCout = 8;
 constexpr int64_t kTwinNarrowRowPositions = 16;
-
-// Whether any phase has more than one tap.
-bool has_multi_tap_phase(const Plan::Impl &p) {
-    for (const auto &axis : p.phases)
-        for (const AxisPhase &a : axis)
-            if (a.tap_count > 1) return true;
-    return false;
-}
 
 bool favours_channel_vectors(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;

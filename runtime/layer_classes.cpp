@@ -1,0 +1,129 @@
+// Layer classes the dispatch rules test (layer_classes.h); each rule's measurement is in its
+// comment and docs/performance.md.
+#include "layer_classes.h"
+
+namespace deconv {
+namespace detail {
+
+// A phase's reduction, at most: input channels x its taps.
+int64_t phase_reduction(const Plan::Impl &p) {
+    const OpGeometry &g = p.geo;
+    int64_t taps = 1;
+    for (int i = 0; i < g.rank; i++) taps *= (g.kernel[i] + p.info.strides[i] - 1) / p.info.strides[i];
+    return g.c_in * taps;
+}
+
+// 2D layers of stride 2 on both axes whose phase reductions (phase_reduction) are
+// kShortReduction2D or shorter stay channels-first, on the interleaved position kernel (a
+// bordered copy), as do those of kManyGroups2D groups or more up to twice that: the twin's two
+// transposes and its channel tiles' group-strided reads cost more than its tiles save (4 groups
+// of 16 -> 16, kernel 3, 28x28: 0.163 ms twinned, 0.085 here, Zen 5). Only with at most
+// kShortMaxCout2D output channels per group, rows of kShortMinRowGroups groups of 2 outputs or
+// more, and no odd last output (which runs per phase, a call per row): each of those ran faster
+// on the twin. On 16 registers (AVX2) neither route won; ARM64 is not measured. The sweep is
+// bench/strided_2d_layers.json, its numbers in docs/performance.md.
+constexpr int64_t kShortReduction2D = 64;
+constexpr int64_t kManyGroups2D = 16;
+constexpr int64_t kShortMaxCout2D = 32;
+constexpr int64_t kShortMinRowGroups = 16;
+
+bool short_strided_2d(const Plan::Impl &p) {
+#if defined(__x86_64__)
+    const OpGeometry &g = p.geo;
+    if (g.rank != 2 || !p.regs.many || g.c_out > kShortMaxCout2D || p.info.strides[0] != 2 ||
+        p.info.strides[1] != 2 || p.out_spatial[1] % 2 != 0 || p.out_spatial[1] / 2 < kShortMinRowGroups)
+        return false;
+    const int64_t r = phase_reduction(p);
+    return r <= kShortReduction2D || (g.groups >= kManyGroups2D && r <= 2 * kShortReduction2D);
+#else
+    (void)p;
+    return false;
+#endif
+}
+
+// 1D layers at stride 2 of kShort1DMaxCout or fewer output and kShort1DMaxCin or fewer input
+// channels, whose every phase has taps, run on the plain interleaved position kernel (a bordered
+// copy) where the blocked one does not serve them (prefers_blocked_interleave), not on the
+// channel tiles or the twin: 32 -> 32, kernel 2, 400 positions: 0.101 ms on the channel tiles,
+// 0.008 here (Zen 5; 0.69x -> 0.87x of oneDNN over 60 layers, docs/performance.md). Measured on
+// x86-64 only.
+constexpr int64_t kShort1DMaxCout = 64;
+constexpr int64_t kShort1DMaxCin = 128;
+
+bool short_1d_positions(const Plan::Impl &p) {
+#if defined(__x86_64__)
+    const OpGeometry &g = p.geo;
+    if (g.rank != 1 || g.forward || g.data_format != DataFormat::NCX || p.policy.route != Policy::Route::Auto ||
+        p.info.strides[0] != 2 || g.c_out > kShort1DMaxCout || g.c_in > kShort1DMaxCin || g.c_out < 16)
+        return false;
+    for (const AxisPhase &a : p.phases[0])
+        if (a.tap_count == 0) return false;
+    return true;
+#else
+    (void)p;
+    return false;
+#endif
+}
+
+// 2D position-vectorized layers of kPerPhaseMinCout to 15 output channels and
+// kPerPhaseMinCin or more input channels at stride 2 run per phase, not interleaved: the
+// per-phase tile holds a vector of positions for each of its channels, the interleaved one splits
+// its accumulators between the two phases (64 -> 4, kernel 3, 32x32, batch 16: 0.84 ms
+// interleaved, 0.33 per phase, Zen 5 AVX-512; AVX2 gained too). Fewer output channels or input
+// channels were faster either way by layer (docs/performance.md). Measured on x86-64 only.
+constexpr int64_t kPerPhaseMinCout = 4;
+constexpr int64_t kPerPhaseMinCin = 32;
+
+bool per_phase_few_channels(const Plan::Impl &p) {
+#if defined(__x86_64__)
+    const OpGeometry &g = p.geo;
+    return g.rank == 2 && !p.groups && p.info.strides[1] == 2 && g.c_out >= kPerPhaseMinCout && g.c_out < 16 &&
+           g.c_in >= kPerPhaseMinCin;
+#else
+    (void)p;  // measured on x86-64 only
+    return false;
+#endif
+}
+
+// Whether every phase of every axis has exactly one tap (kernel = stride): the layer is a plain
+// matrix product per phase, with no phase left without taps.
+bool every_phase_one_tap(const Plan::Impl &p) {
+    for (const auto &axis : p.phases)
+        for (const AxisPhase &a : axis)
+            if (a.tap_count != 1) return false;
+    return true;
+}
+
+// Large 2D layers of one-tap phases take the twin after all: those whose output planes hold
+// kOneTapTwinPlaneBytes or more (of f32) with more than kOneTapTwinMaxCout output channels (the
+// channels-first tiles' stores then scatter across planes that far apart), and those of
+// kOneTapTwinProducts or more weights (8 MiB of f32). unet_up1 (1024 -> 512, 28x28): 12.6-14.9 ms
+// on the channel tiles, 9.4 twinned on Zen 5 (5% the other way on Zen 4); the sweep is in
+// docs/performance.md. x86-64 only, where it was measured.
+constexpr int64_t kOneTapTwinPlaneBytes = int64_t(32) << 10;
+constexpr int64_t kOneTapTwinMaxCout = 32;
+constexpr int64_t kOneTapTwinProducts = int64_t(1) << 21;
+
+bool large_one_tap_2d(const Plan::Impl &p) {
+#if defined(__x86_64__)
+    const OpGeometry &g = p.geo;
+    if (g.rank != 2 || !every_phase_one_tap(p)) return false;
+    const int64_t plane_bytes = p.out_spatial[0] * p.out_spatial[1] * 4;
+    const int64_t weights = g.c_in * g.c_out * g.kernel[0] * g.kernel[1];
+    return (plane_bytes >= kOneTapTwinPlaneBytes && g.c_out > kOneTapTwinMaxCout) || weights >= kOneTapTwinProducts;
+#else
+    (void)p;  // measured on x86-64 only
+    return false;
+#endif
+}
+
+// Whether any phase has more than one tap.
+bool has_multi_tap_phase(const Plan::Impl &p) {
+    for (const auto &axis : p.phases)
+        for (const AxisPhase &a : axis)
+            if (a.tap_count > 1) return true;
+    return false;
+}
+
+}  // namespace detail
+}  // namespace deconv

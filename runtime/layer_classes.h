@@ -1,0 +1,30 @@
+// Layer classes the dispatch rules (strategy.cpp) test: facts of a layer's stride phases and the
+// classes that measured sweeps routed on their own. Each predicate reads the plan's geometry and
+// phases only (and, for the routes, that the policy pins none); the rules decide what follows.
+#pragma once
+
+#include "plan_impl.h"
+
+#include <cstdint>
+
+namespace deconv {
+namespace detail {
+
+// A phase's reduction, at most: input channels x its taps.
+int64_t phase_reduction(const Plan::Impl &p);
+// Whether every phase of every axis has exactly one tap (kernel = stride).
+bool every_phase_one_tap(const Plan::Impl &p);
+// Whether any phase has more than one tap.
+bool has_multi_tap_phase(const Plan::Impl &p);
+
+// 2D stride-2 layers of short phase reductions that stay channels-first (AVX-512).
+bool short_strided_2d(const Plan::Impl &p);
+// 1D stride-2 layers of few channels for the interleaved position kernels.
+bool short_1d_positions(const Plan::Impl &p);
+// 2D stride-2 position layers of 4-15 output channels that run per phase, not interleaved.
+bool per_phase_few_channels(const Plan::Impl &p);
+// Large 2D one-tap layers that take the channels-last twin.
+bool large_one_tap_2d(const Plan::Impl &p);
+
+}  // namespace detail
+}  // namespace deconv
