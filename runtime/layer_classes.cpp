@@ -5,6 +5,13 @@
 namespace deconv {
 namespace detail {
 
+// The class rules below were measured on x86-64 only; elsewhere no layer is in their classes.
+#if defined(__x86_64__)
+constexpr bool kMeasuredHere = true;
+#else
+constexpr bool kMeasuredHere = false;
+#endif
+
 // A phase's reduction, at most: input channels x its taps.
 int64_t phase_reduction(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
@@ -28,17 +35,13 @@ constexpr int64_t kShortMaxCout2D = 32;
 constexpr int64_t kShortMinRowGroups = 16;
 
 bool short_strided_2d(const Plan::Impl &p) {
-#if defined(__x86_64__)
+    if (!kMeasuredHere) return false;
     const OpGeometry &g = p.geo;
     if (g.rank != 2 || !p.regs.many || g.c_out > kShortMaxCout2D || p.info.strides[0] != 2 ||
         p.info.strides[1] != 2 || p.out_spatial[1] % 2 != 0 || p.out_spatial[1] / 2 < kShortMinRowGroups)
         return false;
     const int64_t r = phase_reduction(p);
     return r <= kShortReduction2D || (g.groups >= kManyGroups2D && r <= 2 * kShortReduction2D);
-#else
-    (void)p;
-    return false;
-#endif
 }
 
 // 1D layers at stride 2 of kShort1DMaxCout or fewer output and kShort1DMaxCin or fewer input
@@ -51,7 +54,7 @@ constexpr int64_t kShort1DMaxCout = 64;
 constexpr int64_t kShort1DMaxCin = 128;
 
 bool short_1d_positions(const Plan::Impl &p) {
-#if defined(__x86_64__)
+    if (!kMeasuredHere) return false;
     const OpGeometry &g = p.geo;
     if (g.rank != 1 || g.forward || g.data_format != DataFormat::NCX || p.policy.route != Policy::Route::Auto ||
         p.info.strides[0] != 2 || g.c_out > kShort1DMaxCout || g.c_in > kShort1DMaxCin || g.c_out < 16)
@@ -59,10 +62,6 @@ bool short_1d_positions(const Plan::Impl &p) {
     for (const AxisPhase &a : p.phases[0])
         if (a.tap_count == 0) return false;
     return true;
-#else
-    (void)p;
-    return false;
-#endif
 }
 
 // 2D position-vectorized layers of kPerPhaseMinCout to 15 output channels and
@@ -75,14 +74,10 @@ constexpr int64_t kPerPhaseMinCout = 4;
 constexpr int64_t kPerPhaseMinCin = 32;
 
 bool per_phase_few_channels(const Plan::Impl &p) {
-#if defined(__x86_64__)
+    if (!kMeasuredHere) return false;
     const OpGeometry &g = p.geo;
     return g.rank == 2 && !p.groups && p.info.strides[1] == 2 && g.c_out >= kPerPhaseMinCout && g.c_out < 16 &&
            g.c_in >= kPerPhaseMinCin;
-#else
-    (void)p;  // measured on x86-64 only
-    return false;
-#endif
 }
 
 // Whether every phase of every axis has exactly one tap (kernel = stride): the layer is a plain
@@ -105,16 +100,12 @@ constexpr int64_t kOneTapTwinMaxCout = 32;
 constexpr int64_t kOneTapTwinProducts = int64_t(1) << 21;
 
 bool large_one_tap_2d(const Plan::Impl &p) {
-#if defined(__x86_64__)
+    if (!kMeasuredHere) return false;
     const OpGeometry &g = p.geo;
     if (g.rank != 2 || !every_phase_one_tap(p)) return false;
     const int64_t plane_bytes = p.out_spatial[0] * p.out_spatial[1] * 4;
     const int64_t weights = g.c_in * g.c_out * g.kernel[0] * g.kernel[1];
     return (plane_bytes >= kOneTapTwinPlaneBytes && g.c_out > kOneTapTwinMaxCout) || weights >= kOneTapTwinProducts;
-#else
-    (void)p;  // measured on x86-64 only
-    return false;
-#endif
 }
 
 // Whether any phase has more than one tap.
