@@ -4,7 +4,9 @@
 # dot-product kernels): the kernels are Halide's generated code and are not instrumented.
 #   1. ASan + UBSan (clang-14), also building the libFuzzer targets: the CTest suite but for its
 #      repeats under the lower x86 kernel variants (avx2., sse41.: they change which uninstrumented
-#      kernel runs, not which of our code does), then each fuzz target for FUZZ_SECONDS (default
+#      kernel runs, not which of our code does), the unbordered repeats of the pinned routes (the
+#      unbordered_twin ones stay) and the build-option checks (CMake runs, nothing instrumented),
+#      then each fuzz target, one per core at a time, for FUZZ_SECONDS (default
 #      30) from a copy of its seed corpus, with a fixed seed: a run explores a prefix of the same
 #      sequence of inputs every time, so CI fails on a change, not on the draw (long runs find new
 #      inputs: tests/fuzz/CMakeLists.txt).
@@ -38,25 +40,43 @@ configure build-asan -DDECONV_SANITIZE="address;undefined" -DDECONV_FUZZ=ON
 cmake --build build-asan -j "$JOBS"
 asan_build=$(( $(now) - t ))
 t=$(now)
-ctest --test-dir build-asan -j "$JOBS" --output-on-failure --timeout 900 -E '^(avx2|sse41)\.'
+ctest --test-dir build-asan -j "$JOBS" --output-on-failure --timeout 900 \
+  -E '^(avx2|sse41|unbordered_positions|unbordered_channels|build_options)\.'
 asan_tests=$(( $(now) - t ))
 
 t=$(now)
-for target in $(cd tests/fuzz/corpus && ls); do
+# One fuzz target per core at a time: each still runs FUZZ_SECONDS from the same seed.
+fuzz_one() {  # target; its log is build-asan/<target>.log
+  local target="$1" corpus regressions=()
   corpus="$(mktemp -d)"
   cp tests/fuzz/corpus/"$target"/* "$corpus"/
-  echo "fuzz: $target for ${FUZZ_SECONDS} s"
   # -error_exitcode: any crash, leak or sanitizer report fails the job; the log's last lines
   # give the executions and coverage.
   # New inputs go to the first folder (the copy); the inputs that once crashed it are read too.
-  regressions=()
   [ -d tests/fuzz/regressions/"$target" ] && regressions=(tests/fuzz/regressions/"$target")
+  local rc=0
   build-asan/tests/fuzz/"$target" -seed=1 -max_total_time="$FUZZ_SECONDS" -rss_limit_mb=2048 -timeout=30 \
-    -print_final_stats=1 "$corpus" "${regressions[@]}" 2> "build-asan/$target.log" ||
-    { tail -n 60 "build-asan/$target.log"; rm -rf "$corpus"; exit 1; }
-  grep -E "^#[0-9]+[[:space:]]+DONE" "build-asan/$target.log" | tail -n 1
+    -print_final_stats=1 "$corpus" "${regressions[@]}" 2> "build-asan/$target.log" || rc=$?
   rm -rf "$corpus"
+  return "$rc"
+}
+targets=($(cd tests/fuzz/corpus && ls))
+pids=()
+for target in "${targets[@]}"; do
+  echo "fuzz: $target for ${FUZZ_SECONDS} s"
+  fuzz_one "$target" &
+  pids+=($!)
+  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
 done
+failed=0
+for i in "${!targets[@]}"; do
+  if wait "${pids[$i]}"; then
+    grep -E "^#[0-9]+[[:space:]]+DONE" "build-asan/${targets[$i]}.log" | tail -n 1
+  else
+    echo "fuzz: ${targets[$i]} failed"; tail -n 60 "build-asan/${targets[$i]}.log"; failed=1
+  fi
+done
+[ "$failed" = 0 ] || exit 1
 fuzz=$(( $(now) - t ))
 
 # ---------------------------------------------------------------- TSan: the threading tests

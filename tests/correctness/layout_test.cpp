@@ -990,10 +990,12 @@ TEST(LayoutTiles, OneChannelVectorOverTwoRows) {
 }
 
 // Channels-last layers of 8 or more output channels per group run on their own kernels (under 8,
-// on the channels-first twin), whose tiles narrower than a cache line run the groups inside the
-// rows (cpu_channels_last_schedule.h): many groups, so that both threads share the rows of every
-// group; 4 channels (the twin), 8 and 12, ranks 1-3, batch 1-2, every built dtype. The plan names
-// the channels-first twin exactly under 8 channels.
+// on the channels-first twin), whose tiles of up to two cache lines run every group at each
+// position tile (cpu_channels_last_schedule.h): many groups, so that both threads share the rows
+// of every group; 4 channels (the twin), 8 and 12 (under a line on AVX-512), 16 and 24 (one line
+// and a tail), 32 (two lines; AVX2: four vectors), ranks 1-3, batch 1-2, position tiles with a
+// shifted last one, every built dtype. The plan names the channels-first twin exactly under 8
+// channels.
 TEST(LayoutTiles, GroupsInsideTheRows) {
     int ran = 0, failed = 0, routed = 0;
     for (DType t : deconv_test::all_dtypes()) {
@@ -1001,10 +1003,12 @@ TEST(LayoutTiles, GroupsInsideTheRows) {
         std::mt19937 seeds(61);
         for (int rank = 1; rank <= 3; rank++) {
             if (!deconv_test::rank_built(rank)) continue;
-            for (int64_t cout : {4, 8, 12}) {
+            for (int64_t cout : {4, 8, 12, 16, 24, 32}) {
                 const deconv_ref::Problem p =
                     grouped_problem(rank == 1 ? 2 : 1, 9, 5, cout, true, rank, {13, 3, 2, 1}, {5, 3, 2, 1});
                 check_random_case(t, seeds(), ran % 3, p, ran, failed);
+                // The layer's own kernels, whichever route the rules take.
+                if (cout >= 8) check_random_case(t, seeds(), ran % 3, p, ran, failed, "route=channels_last");
                 deconv::Attributes attrs = deconv_test::to_lib_attrs(p);
                 attrs.data_format = DataFormat::NXC;
                 const std::string how = deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, t,
