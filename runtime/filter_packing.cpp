@@ -108,7 +108,7 @@ InterleavedFilter pack_interleaved(const FilterPacking &f, const std::vector<Axi
                                    const OpGeometry &geo, size_t elem, bool groups_innermost) {
     const int rank = geo.rank;
     InterleavedFilter w;
-    for (const AxisPhase &a : inner) w.taps = std::max(w.taps, a.tap_count);
+    w.taps = most_taps(inner);
     const int64_t block = geo.c_in * geo.c_out;  // [ci, co] in both packings
     w.j = groups_innermost ? geo.groups * block : block;
     w.ph = w.taps * w.j;

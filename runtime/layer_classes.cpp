@@ -59,9 +59,7 @@ bool short_1d_positions(const Plan::Impl &p) {
     if (g.rank != 1 || g.forward || g.data_format != DataFormat::NCX || p.policy.route != Policy::Route::Auto ||
         p.info.strides[0] != 2 || g.c_out > kShort1DMaxCout || g.c_in > kShort1DMaxCin || g.c_out < 16)
         return false;
-    for (const AxisPhase &a : p.phases[0])
-        if (a.tap_count == 0) return false;
-    return true;
+    return every_phase_tapped(p.phases[0]);
 }
 
 // 2D position-vectorized layers of kPerPhaseMinCout to 15 output channels and
@@ -84,8 +82,7 @@ bool per_phase_few_channels(const Plan::Impl &p) {
 // matrix product per phase, with no phase left without taps.
 bool every_phase_one_tap(const Plan::Impl &p) {
     for (const auto &axis : p.phases)
-        for (const AxisPhase &a : axis)
-            if (a.tap_count != 1) return false;
+        if (!every_phase_tapped(axis) || most_taps(axis) != 1) return false;
     return true;
 }
 
@@ -111,8 +108,7 @@ bool large_one_tap_2d(const Plan::Impl &p) {
 // Whether any phase has more than one tap.
 bool has_multi_tap_phase(const Plan::Impl &p) {
     for (const auto &axis : p.phases)
-        for (const AxisPhase &a : axis)
-            if (a.tap_count > 1) return true;
+        if (most_taps(axis) > 1) return true;
     return false;
 }
 

@@ -2,6 +2,7 @@
 
 #include "checked_math.h"
 
+#include <algorithm>
 #include <numeric>
 
 namespace deconv {
@@ -58,6 +59,18 @@ std::vector<AxisPhase> decompose_axis(int64_t stride, int64_t dilation, int64_t 
         phases.push_back(p);
     }
     return phases;
+}
+
+int64_t most_taps(const std::vector<AxisPhase> &axis) {
+    int64_t most = 0;
+    for (const AxisPhase &a : axis) most = std::max(most, a.tap_count);
+    return most;
+}
+
+bool every_phase_tapped(const std::vector<AxisPhase> &axis) {
+    for (const AxisPhase &a : axis)
+        if (a.tap_count == 0) return false;
+    return true;
 }
 
 std::vector<TapWindow> tap_windows(const AxisPhase &a, int64_t in_size) {

@@ -28,6 +28,11 @@ struct AxisPhase {
 std::vector<AxisPhase> decompose_axis(int64_t stride, int64_t dilation, int64_t kernel, int64_t in_size,
                                       int64_t out_size, int64_t pad_begin);
 
+// The most taps of any phase of one axis.
+int64_t most_taps(const std::vector<AxisPhase> &axis);
+// Whether every phase of one axis has taps (none only receives zeros).
+bool every_phase_tapped(const std::vector<AxisPhase> &axis);
+
 // A run of a phase's outputs q in [q_first, q_first + q_count) whose taps reading inside the
 // input [0, X) are the same window j in [j_first, j_first + j_count) (0 taps: outputs that only
 // receive zeros). A kernel call per window computes exactly the phase's pairs, no product with a

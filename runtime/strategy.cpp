@@ -190,9 +190,7 @@ const KernelEntry *interleaved_kernel_for(const Plan::Impl &p, bool channel_majo
     // kernel 1 at stride 2: 0.13 ms blocked, 0.05-0.06 per phase with zero_first). Pins still
     // run them.
     if (p.policy.interleave == Policy::Interleave::Auto) {
-        for (const AxisPhase &a : p.phases[in])
-            if (a.tap_count == 0) return nullptr;
-        if (per_phase_few_channels(p)) return nullptr;
+        if (!every_phase_tapped(p.phases[in]) || per_phase_few_channels(p)) return nullptr;
     }
     // The group kernel only where its fast branch runs (interleaved_groups_facts.h): on the others
     // the per-phase group kernels were 2-10x faster (kernels 2-6 at stride 2 other than 4 with
@@ -281,8 +279,7 @@ bool prefers_blocked_interleave(const Plan::Impl &p) {
         return false;
     int64_t taps = 1;  // per call: the most taps of a phase on the outer axes, every phase of the innermost
     for (int i = 0; i < p.geo.rank; i++) {
-        int64_t most = 0;
-        for (const AxisPhase &a : p.phases[i]) most = std::max(most, a.tap_count);
+        const int64_t most = most_taps(p.phases[i]);
         taps *= i == p.geo.rank - 1 ? most * p.info.strides[i] : most;
     }
     const int64_t acc_bytes = 4;  // f32 accumulators (the kernel's dtypes are f32, f16, bf16)
@@ -307,10 +304,8 @@ void choose_edge_windows(Plan::Impl &p, bool blocked) {
         return;
     const int64_t s = p.info.strides[0], pad = p.info.pads_begin[0], x = geo.in_spatial[0];
     const int64_t groups = p.out_spatial[0] / s;
-    int64_t taps = 0;
-    for (const AxisPhase &a : p.phases[0]) taps = std::max(taps, a.tap_count);
     Plan::Impl::EdgeWindows e;
-    e.reach = interleaved_reach(s, pad, taps);
+    e.reach = interleaved_reach(s, pad, most_taps(p.phases[0]));
     const int64_t inside_first = std::min(std::max(-e.reach.lo, int64_t(0)), groups);
     const int64_t inside_end = std::min(std::max(x - e.reach.hi, int64_t(0)), groups);
     e.left = std::min(groups, std::max(inside_first, kEdgeMinGroups));
@@ -471,9 +466,7 @@ bool depthwise_prefers_twin(const Plan::Impl &p) {
     if ((s == 4 || s == 8) && interleaved_kernel_for(p, false, false)) return false;
     // At stride 2, phases of at most two taps (kernel 3 with the short-phase kernel, kernel 4)
     // run well here (kernel 3: 0.11 against 0.14 ms twinned).
-    int64_t most = 0;
-    for (const AxisPhase &a : p.phases[in]) most = std::max(most, a.tap_count);
-    return s > 2 || most > 2;
+    return s > 2 || most_taps(p.phases[in]) > 2;
 }
 
 // Channels-first layers of 8-15 output channels per group with a long reduction (long_reduction)
