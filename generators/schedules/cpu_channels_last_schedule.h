@@ -129,35 +129,36 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
     // Outer loops shared by every branch, innermost first after the tile: rows, batch, channel
     // tiles, groups; all but the position tiles in parallel (nested loops rather than one fused
     // loop, which would hide the tile's constant bounds from bounds inference). `rows_split`:
-    // axis 1 is split into q1o (outside) and q1i (in `inner`).
+    // axis 1 is split into q1o (outside) and q1i (in `inner`). `groups_per_tile`: axis 0 is split
+    // into q_tiles and a one-tile qo, and the groups run between them.
     auto outer = [&](Stage s, VarOrRVar c_outer, VarOrRVar g_var, std::vector<VarOrRVar> inner, bool rows_split,
-                     bool groups_in_rows = false) {
+                     bool groups_per_tile = false) {
         std::vector<VarOrRVar> order = inner;
         order.push_back(qo);
-        // Groups inside the position tiles: qo (one tile, where the accumulator lives) inside them.
-        if (groups_in_rows) order.insert(order.end(), {g_var, q_tiles});
+        // qo (one tile, where the accumulator lives) inside the groups.
+        if (groups_per_tile) order.insert(order.end(), {g_var, q_tiles});
         for (int i = 1; i < rank; i++) order.push_back(i == 1 && rows_split ? q1o : p.q[i]);
         order.push_back(p.n);
         order.push_back(c_outer);
-        if (!groups_in_rows) order.push_back(g_var);
+        if (!groups_per_tile) order.push_back(g_var);
         s.reorder(order);
         // 1D: the position tiles too (a 1D layer may have one channel tile, one group, one batch).
         // (Tasks of 16 tiles instead made hifigan_up1 and _up3 1.2-1.3x slower.)
         if (rank == 2 && rows_split) {
             s.parallel(q1o);
         } else {
-            s.parallel(rank >= 2 ? p.q[rank - 1] : groups_in_rows ? q_tiles : qo);
+            s.parallel(rank >= 2 ? p.q[rank - 1] : groups_per_tile ? q_tiles : qo);
         }
         s.parallel(c_outer).parallel(p.n);
-        if (!groups_in_rows) s.parallel(g_var);
+        if (!groups_per_tile) s.parallel(g_var);
     };
 
     for (const Branch &b : branches) {
         Stage s = p.out.specialize(b.cond);
         // (Counted in accumulator bytes: the full tiles of 8- and 16-bit outputs, 64 channels,
         // ran 1.05-1.4x slower in this order, one group or many.)
-        const bool narrow = b.c_tile * acc_t.bytes() <= 2 * kCacheLineBytes;
-        if (narrow) {
+        const bool groups_per_tile = b.c_tile * acc_t.bytes() <= 2 * kCacheLineBytes;
+        if (groups_per_tile) {
             s.split(p.q[0], q_tiles, q_tile_i, b.q_tile, TailStrategy::ShiftInwards);
             s.split(q_tile_i, qo, qi, b.q_tile);
         } else {
@@ -166,10 +167,10 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
         s.split(p.co, co_o, co_i, b.c_tile, TailStrategy::ShiftInwards);
         if (b.rows > 1) {
             s.split(p.q[1], q1o, q1i, b.rows, TailStrategy::ShiftInwards);
-            outer(s, co_o, p.g, {co_i, qi, q1i}, true, narrow);
+            outer(s, co_o, p.g, {co_i, qi, q1i}, true, groups_per_tile);
             s.unroll(q1i);
         } else {
-            outer(s, co_o, p.g, {co_i, qi}, false, narrow);
+            outer(s, co_o, p.g, {co_i, qi}, false, groups_per_tile);
         }
         s.vectorize(co_i, b.vec);
         if (b.c_tile > b.vec) s.unroll(co_i);

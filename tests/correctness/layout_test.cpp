@@ -996,7 +996,7 @@ TEST(LayoutTiles, OneChannelVectorOverTwoRows) {
 // and a tail), 32 (two lines; AVX2: four vectors), ranks 1-3, batch 1-2, position tiles with a
 // shifted last one, every built dtype. The plan names the channels-first twin exactly under 8
 // channels.
-TEST(LayoutTiles, GroupsInsideTheRows) {
+TEST(LayoutTiles, GroupsAtEachPositionTile) {
     int ran = 0, failed = 0, routed = 0;
     for (DType t : deconv_test::all_dtypes()) {
         if (!deconv_test::dtype_built(t)) continue;
