@@ -2,6 +2,8 @@
 // comment and docs/performance.md.
 #include "layer_classes.h"
 
+#include <algorithm>
+
 namespace deconv {
 namespace detail {
 
@@ -76,6 +78,36 @@ bool per_phase_few_channels(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
     return g.rank == 2 && !p.groups && p.info.strides[1] == 2 && g.c_out >= kPerPhaseMinCout && g.c_out < 16 &&
            g.c_in >= kPerPhaseMinCin;
+}
+
+// 2D layers of one or three output channels (a group) and kFewOutputsMinCin or more input
+// channels at stride 2 on both axes run on the channels-last twin, where the position kernels'
+// tiles are short of accumulators or of positions:
+// - on 16 vector registers (AVX2), one output channel at any size (the interleaved tile holds 2
+//   accumulators; 64 -> 1, kernel 4, 16x16, batch 64: 1.03 -> 0.54 ms), and three with a batch of
+//   kFewOutputsMinImages or kFewOutputsManyCin input channels (6 accumulators; 256 -> 3, kernel
+//   4, 64x64: 1.00 -> 0.73);
+// - on any x86 CPU, a batch of kFewOutputsMinImages or more whose phase rows hold at most
+//   kFewOutputsNarrowRow positions (under the position kernel's two 16-lane vectors on AVX-512;
+//   32 -> 3, kernel 3, 16x16, batch 64: 0.48 -> 0.25 ms).
+// Three output channels of a single image and 32-64 input channels stayed, at 0.81-1.19x either
+// way (AVX2). The 44-layer sweep is in docs/performance.md. Measured on x86-64 only.
+constexpr int64_t kFewOutputsMinCin = 32;
+constexpr int64_t kFewOutputsMinImages = 16;
+constexpr int64_t kFewOutputsManyCin = 128;
+constexpr int64_t kFewOutputsNarrowRow = 16;
+
+bool few_outputs_twin(const Plan::Impl &p) {
+    if (!kMeasuredHere) return false;
+    const OpGeometry &g = p.geo;
+    if (g.rank != 2 || g.forward || g.data_format != DataFormat::NCX || g.groups != 1 ||
+        (g.c_out != 1 && g.c_out != 3) || g.c_in < kFewOutputsMinCin || p.info.strides[0] != 2 ||
+        p.info.strides[1] != 2)
+        return false;
+    int64_t widest = 0;  // the widest phase row
+    for (const AxisPhase &a : p.phases[1]) widest = std::max(widest, a.out_count);
+    if (g.n >= kFewOutputsMinImages && widest <= kFewOutputsNarrowRow) return true;
+    return !p.regs.many && (g.c_out == 1 || g.n >= kFewOutputsMinImages || g.c_in >= kFewOutputsManyCin);
 }
 
 // Whether every phase of every axis has exactly one tap (kernel = stride): the layer is a plain

@@ -23,6 +23,8 @@ bool short_strided_2d(const Plan::Impl &p);
 bool short_1d_positions(const Plan::Impl &p);
 // 2D stride-2 position layers of 4-15 output channels that run per phase, not interleaved.
 bool per_phase_few_channels(const Plan::Impl &p);
+// 2D stride-2 layers of one or three output channels that take the channels-last twin.
+bool few_outputs_twin(const Plan::Impl &p);
 // Large 2D one-tap layers that take the channels-last twin.
 bool large_one_tap_2d(const Plan::Impl &p);
 

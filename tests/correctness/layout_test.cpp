@@ -530,6 +530,40 @@ TEST(LayoutWide, FewChannelsAtStride2RunPerPhase) {
         });
 }
 
+// 2D channels-first layers of one or three output channels and 32 or more input channels at
+// stride 2 take the channels-last twin on x86-64 (runtime/layer_classes.cpp, few_outputs_twin):
+// with a batch of 16 and phase rows of 16 positions or fewer on every CPU; on 16 vector registers
+// also one output channel at any size. Two output channels, 16 input channels, and three output
+// channels of one wide image stay channels-first. Each against the reference, through every API;
+// plans checked where nothing pins a knob.
+TEST(LayoutWide, FewOutputChannelsTakeTheTwin) {
+    // batch, inner axis, input channels, output channels; twin on AVX-512, twin on AVX2/SSE4.1
+    struct Case {
+        int64_t batch;
+        AxisSpec inner;
+        int64_t cin, cout;
+        bool wide_regs, narrow_regs;
+    };
+    const std::vector<Case> table = {
+        {16, {8, 4, 2, 1}, 32, 1, true, true},       // rows of 8, batch 16
+        {16, {8, 3, 2, 1, 1}, 40, 3, true, true},    // kernel 3, output padding
+        {1, {24, 4, 2, 1}, 32, 1, false, true},      // rows of 24, one image
+        {1, {24, 3, 2, 1, 1}, 32, 3, false, false},  // three channels of one image
+        {16, {8, 4, 2, 1}, 32, 2, false, false},     // two output channels
+        {16, {8, 4, 2, 1}, 16, 1, false, false},     // 16 input channels
+    };
+    for (const bool wide : {true, false}) {
+        std::vector<RouteCase> cases;
+        for (const Case &c : table)
+            cases.push_back({grouped_problem(c.batch, 1, c.cin, c.cout, true, 2, c.inner, {6, 4, 2, 1}),
+                             wide ? c.wide_regs : c.narrow_regs});
+        check_route_cases(
+            cases, 2, wide ? 8480 : 8485,
+            [wide](const std::string &how) { return unpinned(how) && (how.find("(avx512") != std::string::npos) == wide; },
+            [](const std::string &how, bool twin) { EXPECT_EQ(how.find("channels-last twin") != std::string::npos, twin); });
+    }
+}
+
 // 1D channels-first layers at stride 2 of 16-64 output and at most 128 input channels, every
 // phase with taps, run on the interleaved position kernels on x86-64, the plain one where the
 // blocked one does not serve them (runtime/strategy.cpp, short_1d_positions): not on the channel
