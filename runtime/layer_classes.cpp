@@ -2,8 +2,6 @@
 // comment and docs/performance.md.
 #include "layer_classes.h"
 
-#include <algorithm>
-
 namespace deconv {
 namespace detail {
 
@@ -104,9 +102,7 @@ bool few_outputs_twin(const Plan::Impl &p) {
         (g.c_out != 1 && g.c_out != 3) || g.c_in < kFewOutputsMinCin || p.info.strides[0] != 2 ||
         p.info.strides[1] != 2)
         return false;
-    int64_t widest = 0;  // the widest phase row
-    for (const AxisPhase &a : p.phases[1]) widest = std::max(widest, a.out_count);
-    if (g.n >= kFewOutputsMinImages && widest <= kFewOutputsNarrowRow) return true;
+    if (g.n >= kFewOutputsMinImages && widest_phase(p.phases[1]) <= kFewOutputsNarrowRow) return true;
     return !p.regs.many && (g.c_out == 1 || g.n >= kFewOutputsMinImages || g.c_in >= kFewOutputsManyCin);
 }
 

@@ -67,6 +67,12 @@ int64_t most_taps(const std::vector<AxisPhase> &axis) {
     return most;
 }
 
+int64_t widest_phase(const std::vector<AxisPhase> &axis) {
+    int64_t widest = 0;
+    for (const AxisPhase &a : axis) widest = std::max(widest, a.out_count);
+    return widest;
+}
+
 bool every_phase_tapped(const std::vector<AxisPhase> &axis) {
     for (const AxisPhase &a : axis)
         if (a.tap_count == 0) return false;

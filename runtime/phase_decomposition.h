@@ -30,6 +30,8 @@ std::vector<AxisPhase> decompose_axis(int64_t stride, int64_t dilation, int64_t 
 
 // The most taps of any phase of one axis.
 int64_t most_taps(const std::vector<AxisPhase> &axis);
+// The most outputs of any phase of one axis (its widest phase row).
+int64_t widest_phase(const std::vector<AxisPhase> &axis);
 // Whether every phase of one axis has taps (none only receives zeros).
 bool every_phase_tapped(const std::vector<AxisPhase> &axis);
 

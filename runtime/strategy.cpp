@@ -489,9 +489,7 @@ bool favours_channel_vectors(const Plan::Impl &p) {
     if (g.c_out < kTwinMinCout) return false;
     if (g.rank == 3 && has_multi_tap_phase(p)) return true;
     if (!long_reduction(p)) return false;
-    int64_t widest = 0;  // the widest phase row
-    for (const AxisPhase &a : p.phases[g.rank - 1]) widest = std::max(widest, a.out_count);
-    return widest < kTwinNarrowRowPositions;
+    return widest_phase(p.phases[g.rank - 1]) < kTwinNarrowRowPositions;
 }
 
 constexpr int64_t kOneDimDenseMaxReduction = 96;
