@@ -142,7 +142,6 @@ def ctest_verdict(props, code, output):
 
 
 def run(unit):
-    start = time.time()
     try:
         proc = subprocess.run(unit.command, env=unit.env, cwd=unit.cwd, capture_output=True,
                               text=True, errors="replace", timeout=unit.timeout)
@@ -161,7 +160,7 @@ def run(unit):
         if not ok:
             output += (f"\nctest_batched: {len(unit.cases)} cases asked for, GoogleTest ran "
                        f"{count}")
-    return unit, ok, output, time.time() - start
+    return unit, ok, output
 
 
 def main():
@@ -185,7 +184,7 @@ def main():
     failed = []
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         retry, batch_logs = [], []
-        for unit, ok, output, _ in pool.map(run, units):
+        for unit, ok, output in pool.map(run, units):
             if ok:
                 continue
             if len(unit.names) == 1:
@@ -195,7 +194,7 @@ def main():
                 retry += [Unit(unit.command[:-1] + [FILTER + case], [name], [case], unit.env,
                                unit.cwd, unit.timeout)
                           for name, case in zip(unit.names, unit.cases)]
-        for unit, ok, output, _ in pool.map(run, retry):
+        for unit, ok, output in pool.map(run, retry):
             if not ok:
                 failed.append((unit.names[0], output))
 

@@ -44,6 +44,9 @@ def main():
         m = re.search(r"^ctest_batched: failed: (.*)$", output, re.M)
         return sorted(m.group(1).split()) if m else []
 
+    def both_registrations(case):  # the CTest names of one probe case, sorted
+        return [f"batch_probe.BatchProbe.{case}", f"batch_probe_two.BatchProbe.{case}"]
+
     def check(what, cond, output):
         if not cond:
             print(output)
@@ -62,13 +65,11 @@ def main():
     rc, out = run({"BATCH_PROBE_FAIL": "1"})
     check("a failing case fails the run and is named, once per registration",
           rc == 1 and "12 of 14 tests passed" in out and
-          failed_names(out) == ["batch_probe.BatchProbe.FailsOnRequest",
-                                "batch_probe_two.BatchProbe.FailsOnRequest"], out)
+          failed_names(out) == both_registrations("FailsOnRequest"), out)
 
     rc, out = run({"BATCH_PROBE_CRASH": "1"})
     check("a crash fails the run and names the crashing case, not its batch",
-          rc == 1 and failed_names(out) == ["batch_probe.BatchProbe.CrashesOnRequest",
-                                            "batch_probe_two.BatchProbe.CrashesOnRequest"], out)
+          rc == 1 and failed_names(out) == both_registrations("CrashesOnRequest"), out)
 
     rc, out = run({"BATCH_PROBE_SKIP": "1"})
     check("skipped cases count as CTest counts them (not failures)",
@@ -76,8 +77,7 @@ def main():
 
     rc, out = run({"BATCH_PROBE_HIDE": "1"})
     check("a case that the binary no longer runs (exit 0, fewer cases run) fails and is named",
-          rc == 1 and failed_names(out) == ["batch_probe.BatchProbe.Passes",
-                                            "batch_probe_two.BatchProbe.Passes"], out)
+          rc == 1 and failed_names(out) == both_registrations("Passes"), out)
 
     rc, out = run({"BATCH_PROBE_STATE": "1"})
     check("cases that pass alone but not in one process fail the run",
