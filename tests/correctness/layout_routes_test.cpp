@@ -1,0 +1,410 @@
+// Which kernels channels-last layers, and the channels-first layers routed to the channels-last
+// twin, run on (Plan::describe()), each case also run through every API against the reference:
+//   LayoutWide.DepthwiseEveryGroupTile and DepthwiseInterleavedEveryTile: the group-vectorized
+//   kernels of depthwise layers, per phase and interleaved; DepthwiseChannelsFirstOnTheTwin:
+//   channels-first ones routed to them; RoutesByTappedPhases: kernels below the stride and 3D
+//   layers of 8-15 channels, channels-first or twinned by their phases; RowBlocksAndOneTapTiles:
+//   the blocked 1D kernel by threads, one-tap layers on channel tiles;
+//   FewOutputChannelsEveryDotTile: the kernels that vectorize input channels; and the rules of
+//   runtime/layer_classes.cpp (FewOutputChannelsTakeTheTwin, FewChannelsAtStride2RunPerPhase, ...).
+#include "layout_cases.h"
+
+namespace {
+
+using namespace layout_cases;
+using deconv_test::Buffer;
+using deconv_test::vec_str;
+using deconv_test::ncx_to_nxc;
+using deconv_test::result_in;
+
+// Channels-last depthwise layers (one input and one output channel per group) run the
+// group-vectorized kernels: group counts on every side of their tiles (4-lane, one vector, the
+// full tile of several vectors, and scalar under four; lanes are 4 to 16), rows narrower and
+// wider than the position tile, strides 1-3 with the phases' interior and bounded kernels, batch
+// 1-2, every built dtype and rank. The first case of each dtype also checks the plan names the
+// group kernel, so a routing change cannot leave them untested.
+TEST(LayoutWide, DepthwiseEveryGroupTile) {
+    int ran = 0, failed = 0, i = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t)) continue;
+        bool routed = false;
+        for (int64_t groups : {1, 3, 4, 5, 8, 13, 16, 21, 33, 64, 70})
+            for (int64_t x : {1, 3, 4, 7, 17}) {
+                const int rank = 1 + (i % 3);
+                const uint64_t seed = deconv_test::sweep_seed(t, rank, 7000 + i);
+                const int64_t s = 1 + i % 3, k = 1 + (i / 3) % 4;
+                i++;
+                if (!deconv_test::rank_built(rank)) continue;
+                const deconv_ref::Problem p = grouped_problem(i % 5 == 0 ? 2 : 1, groups, 1, 1, true, rank,
+                                                              {x, k, s, std::min<int64_t>(1, k - 1)}, {2, 2, 2, 0});
+                if (!routed && groups >= 16) {
+                    const deconv::Plan plan = deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, t,
+                                                                   nxc_shape(p.input_shape), p.filter_shape,
+                                                                   nxc_attrs(p));
+                    // (Unless the environment pins a route: the unbordered_* runs. The group
+                    // kernels are built for x86-64 only: generators/CMakeLists.txt.)
+                    const std::string how = plan.describe();
+#if defined(__x86_64__)
+                    if (how.find("route=") == std::string::npos)
+                        EXPECT_NE(how.find("_nxc_groups"), std::string::npos) << how;
+#endif
+                    routed = true;
+                }
+                check_random_case(t, seed, i % 3, p, ran, failed);
+            }
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
+// Depthwise rows on the plain interleaved kernel that are no whole number of its group tiles run
+// as their first whole multiple, then the rest, only where the row holds four tiles or more
+// (runtime/strategy.cpp, kExactGroupsMinTiles): rows of 17 and 65 groups of 8 outputs (kernel 16
+// at stride 8, pad 0). Each against the reference, through every API; the split checked on
+// x86-64 AVX-512 plans where nothing pins a knob.
+TEST(LayoutWide, DepthwiseRowsSplitAtTileMultiplesWhenLong) {
+    int ran = 0, failed = 0, i = 0;
+    for (const int64_t x : {16, 64}) {
+        i++;
+        const deconv_ref::Problem p = grouped_problem(1, 3, 1, 1, true, 2, {x, 16, 8, 0}, {2, 16, 8, 0});
+#if defined(__x86_64__)
+        const std::string how = ncx_f32_plan(p);
+        if (how.find("policy all auto") != std::string::npos && how.find("(avx512") != std::string::npos) {
+            EXPECT_NE(how.find("interleaved_s8"), std::string::npos) << how;
+            EXPECT_EQ(how.find("exact groups") != std::string::npos, x == 64) << how;
+        }
+#endif
+        check_ncx_f32_apis(p, 2, 7800 + 3 * i, "row of " + std::to_string(x + 1) + " groups: ", ran, failed);
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
+// Channels-first depthwise layers that the channels-first kernels tile badly run on the
+// channels-last twin's group kernels (runtime/strategy.cpp, depthwise_prefers_twin): 3D layers,
+// and 2D layers at stride 3, or at stride 2 with phases of three taps or more; kernels up to 2s
+// at stride 2, strides 4 and 8 (the interleaved kernel), stride 1, and kernels below the stride whose
+// phases with taps write a quarter of the outputs or less stay. Each
+// against the reference, through every API, with its plan checked (x86-64, where the group
+// kernels are built; unless the environment pins a route).
+TEST(LayoutWide, DepthwiseChannelsFirstOnTheTwin) {
+    struct Case {
+        int rank;
+        AxisSpec inner, outer;
+        bool twin;
+    };
+    const Case cases[] = {
+        {3, {6, 4, 3, 1}, {5, 4, 3, 1}, true},   // kernel 4 at stride 3, 3D
+        {3, {5, 2, 2, 0}, {4, 2, 2, 0}, true},   // kernel 2s, 3D
+        {2, {9, 5, 2, 2}, {7, 5, 2, 2}, true},   // kernel 5 at stride 2: phases of 3 and 2 taps
+        {2, {8, 3, 3, 1}, {6, 3, 3, 1}, true},   // kernel 3 at stride 3: one tap each
+        {2, {9, 4, 2, 1}, {7, 4, 2, 1}, false},  // kernel 2s: the interleaved kernel's fast tile
+        {2, {9, 3, 2, 1}, {7, 3, 2, 1}, false},  // kernel 3 at stride 2: the short-phase kernel
+        {2, {9, 3, 1, 1}, {7, 3, 1, 1}, false},  // stride 1
+        {2, {8, 1, 4, 0}, {6, 1, 4, 0}, false},  // kernel 1 at stride 4: 1/16 of the outputs tapped
+        {2, {8, 2, 3, 0}, {6, 2, 3, 0}, true},   // kernel 2 at stride 3: 4/9 tapped
+        {2, {8, 4, 4, 0}, {6, 4, 4, 0}, false},  // kernel 4 at stride 4: the interleaved kernel
+        {2, {8, 8, 4, 2}, {6, 8, 4, 2}, false},  // kernel 8 at stride 4, pad 2
+        {2, {5, 16, 8, 4}, {3, 16, 8, 4}, false}, // kernel 16 at stride 8, pad 4 (fcn8s_upscore8)
+        {2, {4, 8, 8, 0}, {3, 8, 8, 0}, false},   // kernel 8 at stride 8
+    };
+    int ran = 0, failed = 0, i = 0;
+    for (const Case &c : cases) {
+        for (int64_t groups : {5, 16, 37}) {
+            i++;
+            if (!deconv_test::rank_built(c.rank)) continue;
+            const deconv_ref::Problem p = grouped_problem(1 + i % 2, groups, 1, 1, true, c.rank, c.inner, c.outer);
+#if defined(__x86_64__)
+            const std::string how = ncx_f32_plan(p);
+            if (how.find("route=") == std::string::npos) {
+                EXPECT_EQ(how.find("channels-last twin") != std::string::npos, c.twin) << how;
+                if (c.twin) EXPECT_NE(how.find("_nxc_groups"), std::string::npos) << how;
+            }
+#endif
+            check_ncx_f32_apis(p, c.rank, 7900 + 3 * i, "", ran, failed);
+        }
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
+// Channels-first layers routed by their phases (runtime/strategy.cpp, choose_via_channels_last):
+// kernels below the stride whose phases have one tap at most and write a third of the outputs or
+// less stay on the channels-first kernels, whatever their channel counts; at half written they
+// take the twin (16 or more output channels). 3D layers of 8-15 output channels take the twin
+// where a phase has several taps, not where every phase has one. 1D layers at stride 1 stay
+// with 96 or fewer products per output (input channels x taps). Each against the reference,
+// through every API, with its plan checked (x86-64, where the channels-last kernels are built;
+// unless the environment pins a route).
+TEST(LayoutWide, RoutesByTappedPhases) {
+    struct Case {
+        int rank;
+        AxisSpec inner, outer;
+        int64_t groups, cin, cout;
+        bool twin;
+    };
+    const Case cases[] = {
+        {2, {12, 1, 3, 0}, {9, 1, 3, 0}, 1, 12, 20, false},  // kernel 1 at stride 3: 13% written
+        {1, {40, 1, 4, 0}, {}, 2, 4, 16, false},              // kernel 1 at stride 4, 1D: 25%
+        {3, {9, 1, 2, 0}, {6, 1, 2, 0}, 1, 16, 16, false},    // kernel 1 at stride 2, 3D: 16%
+        {1, {12, 1, 2, 0}, {}, 1, 16, 32, true},              // kernel 1 at stride 2, 1D: 52%
+        {3, {7, 3, 2, 1}, {5, 3, 2, 1}, 1, 12, 8, true},      // 3D, 8 channels, phases of 2 taps
+        {3, {7, 2, 2, 0}, {5, 2, 2, 0}, 1, 16, 8, false},     // 3D, 8 channels, one tap each
+        {1, {40, 3, 1, 1}, {}, 1, 16, 32, false},             // 1D stride 1, 16 x 3 products
+        {1, {40, 2, 1, 0}, {}, 1, 64, 32, true},              // 1D stride 1, 64 x 2 products
+    };
+    int ran = 0, failed = 0, i = 0;
+    for (const Case &c : cases) {
+        i++;
+        if (!deconv_test::rank_built(c.rank)) continue;
+        const deconv_ref::Problem p = grouped_problem(1 + i % 2, c.groups, c.cin, c.cout, true, c.rank, c.inner, c.outer);
+#if defined(__x86_64__)
+        const std::string how = ncx_f32_plan(p);
+        if (how.find("route=") == std::string::npos) {
+            EXPECT_EQ(how.find("channels-last twin") != std::string::npos, c.twin) << "case " << i << ": " << how;
+        }
+#endif
+        check_ncx_f32_apis(p, c.rank, 8300 + 3 * i, "case " + std::to_string(i) + ": ", ran, failed);
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
+// 2D layers of stride 2 with short phase reductions (input channels x taps per phase of 64 or
+// less; 128 or less with 16 or more groups), at most 32 output channels per group and rows of 16
+// or more even outputs stay channels-first on the interleaved position kernel on CPUs of 32
+// vector registers, not on the channels-last twin (runtime/strategy.cpp, short_strided_2d);
+// longer reductions with few groups, wider outputs, narrow or odd rows and stride 3 keep the
+// twin. Each against the reference, through every API; plans checked on x86-64 AVX-512 where
+// nothing pins a knob.
+TEST(LayoutWide, ShortStrided2DStayChannelsFirst) {
+    // inner, outer axes; groups, input and output channels; on the interleaved kernel (32 registers)
+    int n = 0;
+    const auto c = [&n](AxisSpec inner, AxisSpec outer, int64_t groups, int64_t cin, int64_t cout, bool routed) {
+        return RouteCase{grouped_problem(1 + ++n % 2, groups, cin, cout, true, 2, inner, outer), routed};
+    };
+    const std::vector<RouteCase> cases = {
+        c({16, 3, 2, 1}, {6, 3, 2, 1}, 4, 16, 16, true),     // 16 x 4 taps, rows of 32
+        c({16, 4, 2, 1, 1}, {5, 4, 2, 1}, 1, 12, 32, true),  // 12 x 4 taps, kernel 4, rows of 34
+        c({17, 3, 2, 1}, {5, 3, 2, 1}, 16, 32, 16, true),    // 32 x 4 taps, 16 groups
+        c({16, 3, 2, 1}, {5, 3, 2, 1}, 2, 32, 16, false),    // 32 x 4 taps, 2 groups
+        c({16, 3, 2, 1}, {5, 3, 2, 1}, 1, 16, 48, false),    // 48 output channels
+        c({16, 4, 2, 1}, {5, 4, 2, 1}, 1, 16, 16, false),    // rows of 33: an odd last output
+        c({7, 3, 2, 1, 1}, {5, 3, 2, 1}, 4, 16, 16, false),  // rows of 14
+        c({16, 4, 3, 1}, {5, 4, 3, 1}, 1, 16, 16, false),    // stride 3
+    };
+    check_route_cases(
+        cases, 2, 8450, [](const std::string &how) { return unpinned(how) && how.find("(avx512") != std::string::npos; },
+        [](const std::string &how, bool routed) {
+            EXPECT_EQ(how.find("channels-last twin") == std::string::npos, routed);
+            if (routed) EXPECT_NE(how.find("deconv_phase_conv_interleaved_"), std::string::npos);
+        });
+}
+
+// 2D channels-first layers of 4-15 output channels and 32 or more input channels at stride 2 run
+// per phase on x86-64, not on the interleaved kernel (runtime/strategy.cpp,
+// per_phase_few_channels); 3 output channels or 16 input channels stay interleaved. Each against
+// the reference, through every API; plans checked where nothing pins a knob.
+TEST(LayoutWide, FewChannelsAtStride2RunPerPhase) {
+    std::vector<RouteCase> cases;
+    int n = 0;
+    for (const auto &[cin, cout, per_phase] : {std::tuple{32, 4, true}, {40, 15, true}, {32, 3, false}, {16, 8, false}})
+        cases.push_back({grouped_problem(1 + ++n % 2, 1, cin, cout, true, 2, {9, 3, 2, 1}, {6, 4, 2, 1}), per_phase});
+    check_route_cases(
+        cases, 2, 8470, [](const std::string &how) { return unpinned(how) && how.find("twin") == std::string::npos; },
+        [](const std::string &how, bool per_phase) {
+            EXPECT_EQ(how.find("interleaved") == std::string::npos, per_phase);
+        });
+}
+
+// 2D channels-first layers of one or three output channels and 32 or more input channels at
+// stride 2 take the channels-last twin on x86-64 (runtime/layer_classes.cpp, few_outputs_twin):
+// with a batch of 16 and phase rows of 16 positions or fewer on every CPU; on 16 vector registers
+// also one output channel at any size. Two output channels, 16 input channels, and three output
+// channels of one wide image stay channels-first. Each against the reference, through every API;
+// plans checked where nothing pins a knob.
+TEST(LayoutWide, FewOutputChannelsTakeTheTwin) {
+    // batch, inner axis, input channels, output channels; twin on AVX-512, twin on AVX2/SSE4.1
+    struct Case {
+        int64_t batch;
+        AxisSpec inner;
+        int64_t cin, cout;
+        bool wide_regs, narrow_regs;
+    };
+    const std::vector<Case> table = {
+        {16, {8, 4, 2, 1}, 32, 1, true, true},       // rows of 8, batch 16
+        {16, {8, 3, 2, 1, 1}, 40, 3, true, true},    // kernel 3, output padding
+        {1, {24, 4, 2, 1}, 32, 1, false, true},      // rows of 24, one image
+        {1, {24, 3, 2, 1, 1}, 32, 3, false, false},  // three channels of one image
+        {16, {8, 4, 2, 1}, 32, 2, false, false},     // two output channels
+        {16, {8, 4, 2, 1}, 16, 1, false, false},     // 16 input channels
+    };
+    for (const bool wide : {true, false}) {
+        std::vector<RouteCase> cases;
+        for (const Case &c : table)
+            cases.push_back({grouped_problem(c.batch, 1, c.cin, c.cout, true, 2, c.inner, {6, 4, 2, 1}),
+                             wide ? c.wide_regs : c.narrow_regs});
+        check_route_cases(
+            cases, 2, wide ? 8480 : 8485,
+            [wide](const std::string &how) { return unpinned(how) && (how.find("(avx512") != std::string::npos) == wide; },
+            [](const std::string &how, bool twin) { EXPECT_EQ(how.find("channels-last twin") != std::string::npos, twin); });
+    }
+}
+
+// 1D channels-first layers at stride 2 of 16-64 output and at most 128 input channels, every
+// phase with taps, run on the interleaved position kernels on x86-64, the plain one where the
+// blocked one does not serve them (runtime/strategy.cpp, short_1d_positions): not on the channel
+// tiles (one tap per phase) nor the twin. More input channels, and kernels below the stride, keep their
+// routes. Each against the reference, through every API; plans checked where nothing pins a knob.
+TEST(LayoutWide, ShortOneDimLayersOnInterleavedPositions) {
+    int n = 0;
+    const auto c = [&n](AxisSpec axis, int64_t cin, int64_t cout, bool routed) {
+        return RouteCase{grouped_problem(1 + ++n % 2, 1, cin, cout, true, 1, axis, {}), routed};
+    };
+    const std::vector<RouteCase> cases = {
+        c({50, 2, 2, 0}, 32, 32, true),    // one tap per phase: not the channel tiles
+        c({40, 3, 2, 1}, 128, 64, true),   // phases of 2 and 1 taps: not the twin
+        c({40, 4, 2, 1}, 64, 16, true),    // 16 output channels
+        c({40, 3, 2, 1}, 136, 64, false),  // 136 input channels
+        c({40, 1, 2, 0}, 64, 32, false),   // kernel 1: a phase without taps
+    };
+    check_route_cases(cases, 1, 8490, unpinned, [](const std::string &how, bool routed) {
+        // The plain kernel, or the blocked one where it serves the layer (rows of enough blocks
+        // for the CPU's tile).
+        EXPECT_EQ(how.find("deconv_phase_conv_interleaved_") != std::string::npos &&
+                      how.find("twin") == std::string::npos,
+                  routed);
+    });
+}
+
+// 1D layers run on the blocked interleaved kernel only with a block of their row (its parallel
+// task) per thread at least (runtime/strategy.cpp, prefers_blocked_interleave): a row of one
+// block takes it on one thread, not on two. 1D and 2D layers of one-tap phases with 32 or more
+// input and output channels run on the channel-vectorized channels-first kernels on CPUs of 32
+// vector registers (one_tap_channel_tiles), on the channels-last twin elsewhere, with fewer
+// input channels, and with output planes of 32 KiB or more and over 32 output channels
+// (large_one_tap_2d). Each against the reference, through every API; plans checked on x86-64 where
+// nothing pins a knob.
+TEST(LayoutWide, RowBlocksAndOneTapTiles) {
+    int ran = 0, failed = 0;
+    const int threads = deconv::cpu_threads();
+    const deconv_ref::Problem row = grouped_problem(1, 1, 40, 24, true, 1, {64, 4, 2, 1}, {});  // 64 groups
+    for (int t : {1, 2}) {
+        deconv::set_cpu_threads(t);
+#if defined(__x86_64__)
+        const std::string how = ncx_f32_plan(row);
+        if (unpinned(how)) EXPECT_EQ(how.find("interleaved_blocked") != std::string::npos, t == 1) << how;
+#endif
+        check_ncx_f32_apis(row, 1, 8400 + 3 * t, "1D row, " + std::to_string(t) + " threads: ", ran, failed);
+    }
+    deconv::set_cpu_threads(threads);
+    struct Case {
+        AxisSpec inner, outer;
+        int64_t cin, cout;
+        bool channel_tiles;  // on CPUs of 32 registers
+    };
+    const Case cases[] = {
+        {{9, 1, 1, 0}, {7, 1, 1, 0}, 48, 40, true},   // kernel 1: one tap
+        {{8, 2, 2, 0}, {5, 2, 2, 0}, 40, 33, true},   // kernel 2 stride 2: one tap per phase
+        {{8, 2, 2, 0}, {5, 2, 2, 0}, 16, 40, false},  // 16 input channels
+        {{46, 2, 2, 0}, {46, 2, 2, 0}, 40, 40, false},  // output planes of 92x92 (33 KiB), 40 channels
+    };
+    int i = 0;
+    for (const Case &c : cases) {
+        i++;
+        const deconv_ref::Problem p = grouped_problem(1 + i % 2, 1, c.cin, c.cout, true, 2, c.inner, c.outer);
+#if defined(__x86_64__)
+        const std::string how = ncx_f32_plan(p);
+        if (unpinned(how)) {
+            const bool tiles = c.channel_tiles && how.find("(avx512") != std::string::npos;
+            EXPECT_EQ(how.find("channels-last twin") == std::string::npos, tiles) << "case " << i << ": " << how;
+            if (tiles) EXPECT_NE(how.find("deconv_phase_conv_channels_"), std::string::npos) << how;
+        }
+#endif
+        check_ncx_f32_apis(p, 2, 8500 + 3 * i, "case " + std::to_string(i) + ": ", ran, failed);
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
+// Channels-last depthwise layers with stride 2 or 8 on the innermost axis run its phases together
+// on the interleaved group kernel (cpu_interleaved_groups_schedule.h): group counts on every
+// side of its tiles (scalar under four, 4-lane, one vector, the full tile, with shifted last
+// tiles), rows of 1 to 9 groups of s outputs (narrower and wider than its position tile), 1, 2
+// and 3 taps per phase and a phase one tap short (kernels s, 2s, 3s, 2s - 1), pads_begin at the
+// kernel's common residue and off it, the Y mod s outputs past the last whole group
+// (output_padding), ranks 1-3, batch 1-2; f32, and f16 (run as f32 where the CPU has F16C). Every
+// case checks that the plan names the interleaved group kernel where it is built (x86-64 f32
+// plans; expect_plan_runs).
+TEST(LayoutWide, DepthwiseInterleavedEveryTile) {
+    int ran = 0, failed = 0, i = 0, routed = 0;
+    for (DType t : {DType::f32, DType::f16}) {
+        if (!deconv_test::dtype_built(t)) continue;
+        for (int64_t s : {2, 8})
+            for (int64_t groups : {1, 3, 4, 5, 8, 13, 16, 21, 33, 64, 70})
+                for (int64_t x : {1, 2, 3, 5, 9}) {
+                    const int rank = 1 + (i % 3);
+                    const uint64_t seed = deconv_test::sweep_seed(t, rank, 7500 + i);
+                    const int64_t kernels[4] = {2 * s, s, 3 * s, 2 * s - 1};
+                    const int64_t k = kernels[i % 4];
+                    const int64_t pads[4] = {s == 2 ? 1 : 0, 0, s - 1, s + 1};
+                    const int64_t pad = std::min(pads[(i / 4) % 4], k - 1);
+                    i++;
+                    if (!deconv_test::rank_built(rank)) continue;
+                    // Outer axes of kernel 4 at stride 2 (two taps per phase) or 3 (two and one).
+                    const AxisSpec outer = i % 2 == 0 ? AxisSpec{3, 4, 2, 1} : AxisSpec{3, 3, 2, 1};
+                    const deconv_ref::Problem p = grouped_problem(i % 5 == 0 ? 2 : 1, groups, 1, 1, true, rank,
+                                                                  {x, k, s, pad, i % s}, outer);
+                    // The rules run the kernel on its fast branch only (two taps per phase on the
+                    // two innermost axes, pad 1 at stride 2, 0 at stride 8); the pin reaches the
+                    // others.
+                    const bool fast = k == 2 * s && pad % s == (s == 2 ? 1 : 0) && (rank == 1 || outer.k == 4);
+                    const std::string pin = fast ? "" : "interleave=plain";
+#if defined(__x86_64__)
+                    if (t == DType::f32 && deconv_ref::resolve(p).out_spatial.back() >= s)
+                        routed += expect_plan_runs(t, p, "interleaved deconv_phase_conv_interleaved_nxc_groups_s", pin);
+#endif
+                    check_random_case(t, seed, i % 3, p, ran, failed, pin);
+                }
+    }
+    std::printf("[ routed   ] %d of %d cases on the interleaved group kernel\n", routed, ran);
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
+// Channels-last layers of 1-3 output channels per group and a vector or more of input channels
+// run the kernels that vectorize input channels (cpu_channel_dots_schedule.h): every output
+// channel count they specialize, input channels a whole number of vectors or not (16, 8 and 4
+// lanes), rows narrower and wider than their position tile, strides 1-2 with kernels 1-4 (the
+// interior and bounded kernels), groups, ranks 1-3, and batches of 1 and 5 (5 images run in image
+// slices where the layer is large enough to be parallel); f32, and f16 (run as f32 where the CPU
+// has F16C). Every f32 case with at least 16 input channels checks that the plan names the kernel
+// (built wherever f32 is; expect_plan_runs).
+TEST(LayoutWide, FewOutputChannelsEveryDotTile) {
+    int ran = 0, failed = 0, i = 0, routed = 0;
+    for (DType t : {DType::f32, DType::f16}) {
+        if (!deconv_test::dtype_built(t)) continue;
+        for (int64_t cout : {1, 2, 3})
+            for (int64_t cin : {4, 8, 12, 16, 24, 40, 64})
+                for (int64_t x : {1, 3, 4, 5, 9, 19}) {
+                    const int rank = 1 + (i % 3);
+                    const uint64_t seed = deconv_test::sweep_seed(t, rank, 8100 + i);
+                    const int64_t s = 1 + i % 2, k = 1 + (i / 2) % 4;
+                    const int64_t groups = i % 5 == 0 ? 2 : 1;
+                    const int64_t n = x == 19 ? 5 : 1 + (i / 7) % 2;
+                    i++;
+                    if (!deconv_test::rank_built(rank)) continue;
+                    const deconv_ref::Problem p =
+                        grouped_problem(n, groups, cin, cout, groups > 1, rank, {x, k, s, std::min<int64_t>(1, k - 1)},
+                                        {x == 19 && rank < 3 ? 12 : 3, 2, 2, 0});
+                    if (t == DType::f32 && cin >= 16) routed += expect_plan_runs(t, p, "kernel deconv_phase_conv_nxc_dots_");
+                    check_random_case(t, seed, i % 3, p, ran, failed);
+                }
+    }
+    std::printf("[ routed   ] %d of %d cases on the channel-dot kernels\n", routed, ran);
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
+
+}  // namespace

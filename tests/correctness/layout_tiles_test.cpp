@@ -1,0 +1,241 @@
+// The register-tile branches of the channels-last kernels, each against the reference: bf16
+// dot products, channel blocks, batch rows, one channel vector over two rows, groups at each
+// position tile, tap-less phases and rows of four-position tiles.
+#include "layout_cases.h"
+
+namespace {
+
+using namespace layout_cases;
+using deconv_test::Buffer;
+using deconv_test::vec_str;
+using deconv_test::ncx_to_nxc;
+using deconv_test::result_in;
+
+// ---------------------------------------------------------------- bf16 dot products
+
+// bf16 layers with an even number of input channels per group run, on CPUs with AVX512-BF16, on
+// the kernels that reduce input channel pairs with vdpbf16ps (filter packed in pairs). Every
+// branch of their schedule: channel widths below 4 (scalar), 4-15 (4 lanes), 16-63 (one or two
+// vectors) and 64 and more (the 4-vector tile) with tails, rows of 1 to 13 positions (the 5-position tile,
+// 4 positions, single positions; with 64 channels or more, rows of 9 and 13 run whole tiles of 5
+// and then 4 or 8 positions in a second call: runtime/cpu_executor.cpp, exact_row_head), one to 17
+// pairs, ranks 1-3, grouped and not, every API.
+// (Elsewhere they run the f32-FMA kernels, which this then covers again.)
+TEST(LayoutBf16Dot, EvenInputChannelsEveryTileAndTail) {
+    if (!deconv_test::dtype_built(DType::bf16)) GTEST_SKIP();
+    int ran = 0, failed = 0, i = 0;
+    for (int64_t cout : {1, 3, 4, 9, 16, 40, 64, 70, 130})
+        for (int64_t cin : {2, 4, 34})
+            for (int64_t row : {1, 4, 5, 7, 9, 12, 13}) {
+                const int rank = 1 + (i % 3);
+                const uint64_t seed = deconv_test::sweep_seed(DType::bf16, rank, 3000 + i) ^ 0xBF16ull;
+                i++;
+                if (!deconv_test::rank_built(rank)) continue;
+                deconv_ref::Problem p;
+                p.grouped = i % 2 == 0;
+                const int64_t G = p.grouped ? 2 : 1;
+                p.input_shape = {i % 4 == 0 ? 2 : 1, G * cin};
+                p.filter_shape = p.grouped ? std::vector<int64_t>{G, cin, cout} : std::vector<int64_t>{cin, cout};
+                for (int a = 0; a < rank; a++) {
+                    // Inner axis: kernel 3, stride 2, pads 1/0 (Y = 2X); outer axes: 2 inputs.
+                    const bool inner = a == rank - 1;
+                    const int64_t x = inner ? row : 2;
+                    p.input_shape.push_back(x);
+                    p.filter_shape.push_back(3);
+                    p.strides.push_back(inner ? 2 : 1);
+                    p.pads_begin.push_back(1);
+                    p.pads_end.push_back(inner ? 0 : 1);
+                }
+                check_random_case(DType::bf16, seed, i % 3, p, ran, failed);
+            }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
+// Channels-last kernels with more output channels per group than a block run one call per block
+// (the filter packed block by block): blocks of 128 with tails of 1 and 72 channels, every dtype;
+// rows narrower than the position tile (3 inputs: phases 3 wide) take blocks of 192 instead (bf16
+// pair kernels keep 128): one block of 129, tails of 8 and 64.
+TEST(LayoutChannelBlocks, OutputChannelsAcrossBlocks) {
+    int ran = 0, failed = 0, i = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t) || !deconv_test::rank_built(2)) continue;
+        for (int64_t cout : {129, 200, 256})
+        for (int64_t x : {7, 3}) {
+            const uint64_t seed = deconv_test::sweep_seed(t, 2, 4000 + i++);
+            deconv_ref::Problem p;
+            p.grouped = true;
+            p.input_shape = {1, 2 * 6, 3, x};
+            p.filter_shape = {2, 6, cout, 2, 3};
+            p.strides = {2, 2};
+            p.pads_begin = {0, 1};
+            p.pads_end = {0, 1};
+            check_random_case(t, seed, i % 3, p, ran, failed);
+        }
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
+// Channels-last layers of narrow phase rows and 16 or more images run with the images as the
+// next rank's innermost axis, one kernel call per tap window (runtime/batch_rows_executor.cpp,
+// choose_batch_rows): ranks 1 and 2, pads past the input, a phase of no tap, groups, channel
+// counts off the tiles (even: bf16's channel pairs, whose packing is blocked), every API. Rows of
+// 20 images with 64 channels (17 with 130 in bf16) run whole position tiles, then a multiple of
+// four positions in a second call (runtime/cpu_executor.cpp, exact_row_head).
+TEST(LayoutBatchRows, NarrowPhasesOfWideBatches) {
+    int ran = 0, failed = 0, i = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t)) continue;
+        for (int rank : {1, 2}) {
+            if (!deconv_test::rank_built(rank) || !deconv_test::rank_built(rank + 1)) continue;
+            for (auto [x, k, pb] : {std::tuple<int64_t, int64_t, int64_t>{4, 4, 1}, {3, 1, 0}, {2, 5, 3}})
+                for (auto [n, groups, cout] :
+                     {std::tuple<int64_t, int64_t, int64_t>{16, 1, 20}, {17, 3, 130}, {20, 1, 64}}) {
+                    const uint64_t seed = deconv_test::sweep_seed(t, rank, 5000 + i++);
+                    deconv_ref::Problem p;
+                    p.grouped = true;
+                    p.input_shape = {n, groups * 4};
+                    p.filter_shape = {groups, 4, cout};
+                    for (int a = 0; a < rank; a++) {
+                        const bool inner = a == rank - 1;
+                        p.input_shape.push_back(inner ? x : 2);
+                        p.filter_shape.push_back(inner ? k : 3);
+                        p.strides.push_back(2);
+                        p.pads_begin.push_back(inner ? pb : 1);
+                        p.pads_end.push_back(inner ? 1 : 0);
+                    }
+                    check_random_case(t, seed, i % 3, p, ran, failed);
+                }
+        }
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
+// Channels-last rows of one channel vector of output channels per group (lanes to 2 x lanes - 1;
+// on AVX-512 also 8-15 channels, in half vectors) tile q_tile positions of two rows: widths about
+// the position tiles, heights 2 and 3 (the second row tile overlaps the first), ranks 2-3, every
+// built dtype, on the layer's own kernels (route=channels_last: the rules may take the channels-
+// first twin).
+TEST(LayoutTiles, OneChannelVectorOverTwoRows) {
+    int ran = 0, failed = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t)) continue;
+        std::mt19937 seeds(53);
+        for (int rank : {2, 3}) {
+            if (!deconv_test::rank_built(rank)) continue;
+            for (int64_t cout : {8, 12, 16, 31})
+                for (int64_t width : {5, 7, 13})
+                    for (int64_t height : {1, 2}) {
+                        // Kernel 3, pad 1 before: outputs one wider than the input (6, 8, 14; 2, 3).
+                        const deconv_ref::Problem p =
+                            grouped_problem(1, 2, 3, cout, true, rank, {width, 3, 1, 1}, {height, 3, 1, 1});
+                        check_random_case(t, seeds(), ran % 3, p, ran, failed, "route=channels_last");
+                    }
+        }
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
+// Channels-last layers of 8 or more output channels per group run on their own kernels (under 8,
+// on the channels-first twin), whose tiles of up to two cache lines run every group at each
+// position tile (cpu_channels_last_schedule.h): many groups, so that both threads share the rows
+// of every group; 4 channels (the twin), 8 and 12 (under a line on AVX-512), 16 and 24 (one line
+// and a tail), 32 (two lines; AVX2: four vectors), ranks 1-3, batch 1-2, position tiles with a
+// shifted last one, every built dtype. The plan names the channels-first twin exactly under 8
+// channels.
+TEST(LayoutTiles, GroupsAtEachPositionTile) {
+    int ran = 0, failed = 0, routed = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t)) continue;
+        std::mt19937 seeds(61);
+        for (int rank = 1; rank <= 3; rank++) {
+            if (!deconv_test::rank_built(rank)) continue;
+            for (int64_t cout : {4, 8, 12, 16, 24, 32}) {
+                const deconv_ref::Problem p =
+                    grouped_problem(rank == 1 ? 2 : 1, 9, 5, cout, true, rank, {13, 3, 2, 1}, {5, 3, 2, 1});
+                check_random_case(t, seeds(), ran % 3, p, ran, failed);
+                // The layer's own kernels, whichever route the rules take.
+                if (cout >= 8) check_random_case(t, seeds(), ran % 3, p, ran, failed, "route=channels_last");
+                deconv::Attributes attrs = deconv_test::to_lib_attrs(p);
+                attrs.data_format = DataFormat::NXC;
+                const std::string how = deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, t,
+                                                             nxc_shape(p.input_shape), p.filter_shape, attrs)
+                                            .describe();
+                if (how.find("route=") != std::string::npos || how.find("groups") != std::string::npos) continue;
+                EXPECT_EQ(how.find("channels-first twin") != std::string::npos, cout < 8) << how;
+                routed++;
+            }
+        }
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+    EXPECT_GT(routed, 0);
+}
+
+// Layers whose kernel is below the stride have phases without taps, zeroed phase by phase or
+// (zero_first) in one pass over each call's output before the other phases run: both ways and
+// the rule's own choice, both layouts, ranks 1-3, two images of three groups (slices and slabs
+// may split them), every built dtype. A pinned pass must show in the plan's description.
+TEST(LayoutTiles, TapLessPhasesZeroedEitherWay) {
+    int ran = 0, failed = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t)) continue;
+        std::mt19937 seeds(59);
+        for (int rank = 1; rank <= 3; rank++) {
+            if (!deconv_test::rank_built(rank)) continue;
+            for (DataFormat format : {DataFormat::NCX, DataFormat::NXC})
+                for (const char *pin : {"", "zero_first=on", "zero_first=off"})
+                    for (int64_t cout : {1, 5, 16}) {
+                        // Kernel 1 at stride 3 innermost (two phases of three without taps), kernel
+                        // 2 at stride 3 with output_padding 1 on the other axes.
+                        const deconv_ref::Problem p =
+                            grouped_problem(2, 3, 2, cout, true, rank, {7, 1, 3, 0, 2}, {3, 2, 3, 0, 1});
+                        check_random_case(t, seeds(), ran % 3, p, ran, failed, pin, format);
+                        if (std::string(pin) == "zero_first=on") expect_plan_runs(t, p, "zero first", pin, format);
+                    }
+        }
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
+// Channels-last register tiles (generators/schedules/cpu_channels_last_schedule.h): rows a
+// multiple of four positions whose six-position tiles would recompute more than a tenth of the row
+// take tiles of four (16, 20, 32; 28 and 13 keep six), with 4 channel vectors and with their
+// tails (70), and with 2 channel vectors (32, 40) beside them; heights 2, 3 and 5. Stride 1,
+// kernel 3, pad 1 (each output row as wide as the input), ranks 1-3.
+TEST(LayoutTiles, ShortRowsOfFourPositionTiles) {
+    int ran = 0, failed = 0, i = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t)) continue;
+        for (int rank = 1; rank <= 3; rank++) {
+            if (!deconv_test::rank_built(rank)) continue;
+            for (int64_t cout : {64, 70, 32, 40})
+                for (int64_t x : {16, 20, 32, 28, 13})
+                    for (int64_t height : {2, 3, 5}) {
+                        if ((rank == 1 && height != 2) || (rank == 3 && (height != 3 || x > 20))) continue;
+                        const uint64_t seed = deconv_test::sweep_seed(t, rank, 6000 + i++);
+                        deconv_ref::Problem p;
+                        p.grouped = true;
+                        p.input_shape = {1, 3};
+                        p.filter_shape = {1, 3, cout};
+                        for (int a = 0; a < rank; a++) {
+                            const bool inner = a == rank - 1;
+                            p.input_shape.push_back(inner ? x : a == rank - 2 ? height : 2);
+                            p.filter_shape.push_back(3);
+                            p.strides.push_back(1);
+                            p.pads_begin.push_back(1);
+                            p.pads_end.push_back(1);
+                        }
+                        check_random_case(t, seed, i % 3, p, ran, failed);
+                    }
+        }
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
+}  // namespace
