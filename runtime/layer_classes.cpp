@@ -133,6 +133,22 @@ bool large_one_tap_2d(const Plan::Impl &p) {
     return (plane_bytes >= kOneTapTwinPlaneBytes && g.c_out > kOneTapTwinMaxCout) || weights >= kOneTapTwinProducts;
 }
 
+// Channels-last output-channel blocks (strategy.cpp, choose_channel_block) whose weights per
+// phase (block x input channels x taps of the densest phase) pass kBlockWeightBytes narrow to one
+// channel tile: two tiles' weights stop fitting a 1 MiB L2 beside the rows they serve. 192 -> 128,
+// kernel 3, stride 1, 28x28: 1.11 -> 0.87 ms; 384 -> 128: 2.9 -> 2.0 (2 threads, Zen 5; the
+// 39-layer sweep is bench/channel_block_layers.json, its numbers in docs/performance.md).
+// Blocks of 128 with weights of 576 KiB (128 -> 128, kernel 3) ran as fast as any narrower.
+// Measured on x86-64 only.
+constexpr int64_t kBlockWeightBytes = int64_t(768) << 10;
+
+int64_t channel_block_within_cache(const Plan::Impl &p, int64_t block) {
+    const int64_t tile = p.tiles.four_position_channels;
+    if (!kMeasuredHere || tile <= 0 || block <= tile) return block;
+    const int64_t bytes = block * phase_reduction(p) * (int64_t)dtype_size(p.dtype);
+    return bytes > kBlockWeightBytes ? tile : block;
+}
+
 // Whether any phase has more than one tap.
 bool has_multi_tap_phase(const Plan::Impl &p) {
     for (const auto &axis : p.phases)

@@ -568,7 +568,7 @@ bool choose_batch_rows(Plan::Impl &p) {
 
 // Output channels per block of the channel-vectorized kernels' packing: one kernel call per block.
 // Channels-last: two of the kernels' channel tiles (unet_up1_bf16: 64 channels 4.68 ms, 128 4.51,
-// 256 4.73); on CPUs of 16 vector registers one tile (AVX2, 16 channels), whose weights then
+// 256 4.73), one where two tiles' weights would leave L2 (channel_block_within_cache); on CPUs of 16 vector registers one tile (AVX2, 16 channels), whose weights then
 // stream as one contiguous run instead of a tile's 64 bytes in every 512 (unet_up1 27-43 ms ->
 // 18-20, two tiles 21; 128 -> 64 channels, kernel 5, 16^3: 146 -> 78; the narrow-row blocks
 // likewise). Rows narrower than the kernels' position tile, either layout: blocks of four of the
@@ -590,7 +590,7 @@ int64_t choose_channel_block(const Plan::Impl &p) {
     const bool one_tile = !p.regs.many && p.tiles.four_position_channels > 0;
     if (narrow) return one_tile ? p.tiles.four_position_channels : kNarrowRowChannelBlock;
     if (p.geo.data_format != DataFormat::NXC) return 0;
-    return one_tile ? p.tiles.four_position_channels : kChannelBlock;
+    return one_tile ? p.tiles.four_position_channels : channel_block_within_cache(p, kChannelBlock);
 }
 
 // Phase plans whose phases without taps (kernel below the stride) hold half of the output or more

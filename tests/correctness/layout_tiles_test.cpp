@@ -77,6 +77,43 @@ TEST(LayoutChannelBlocks, OutputChannelsAcrossBlocks) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
+// Channels-last blocks of two channel tiles whose weights per phase (block x input channels x
+// taps) pass 768 KiB narrow to one tile (runtime/layer_classes.cpp, channel_block_within_cache):
+// checked on x86-64 AVX-512 plans where nothing pins a knob, at both sides of the limit, with
+// 1-byte weights, at stride 2, and with a tail block; each against the reference, every API.
+TEST(LayoutChannelBlocks, LargeReductionsTakeOneTileBlocks) {
+    struct Case {
+        DType t;
+        int64_t cin, cout, k, s;
+        int64_t block;  // expected on AVX-512
+    };
+    const std::vector<Case> cases = {
+        {DType::f32, 200, 130, 3, 1, 64},   // 128 x 200 x 9 x 4 B = 900 KiB
+        {DType::f32, 160, 130, 3, 1, 128},  // 720 KiB
+        {DType::u8, 200, 130, 3, 1, 128},   // 225 KiB of 1-byte weights
+        {DType::f32, 400, 72, 4, 2, 64},    // 2 x 2 taps per phase: 800 KiB; a tail of 8
+    };
+    int ran = 0, failed = 0, i = 0;
+    for (const Case &c : cases) {
+        i++;
+        if (!deconv_test::dtype_built(c.t) || !deconv_test::rank_built(2)) continue;
+        const AxisSpec axis{7, c.k, c.s, c.k / 2};
+        const deconv_ref::Problem p = grouped_problem(1, 1, c.cin, c.cout, false, 2, axis, {5, c.k, c.s, c.k / 2});
+#if defined(__x86_64__)
+        const std::string how = deconv::Plan::create(deconv::Op::ConvolutionBackpropData, c.t,
+                                                     nxc_shape(p.input_shape), p.filter_shape, nxc_attrs(p))
+                                    .describe();
+        if (unpinned(how) && how.find("(avx512") != std::string::npos)
+            EXPECT_NE(how.find("channel blocks of " + std::to_string(c.block) + ","), std::string::npos)
+                << "case " << i << ": " << how;
+#endif
+        for (int api = 0; api < 3; api++)
+            check_random_case(c.t, deconv_test::sweep_seed(c.t, 2, 4100 + 3 * i + api), api, p, ran, failed);
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
 // Channels-last layers of narrow phase rows and 16 or more images run with the images as the
 // next rank's innermost axis, one kernel call per tap window (runtime/batch_rows_executor.cpp,
 // choose_batch_rows): ranks 1 and 2, pads past the input, a phase of no tap, groups, channel
