@@ -133,6 +133,17 @@ bool large_one_tap_2d(const Plan::Impl &p) {
     return (plane_bytes >= kOneTapTwinPlaneBytes && g.c_out > kOneTapTwinMaxCout) || weights >= kOneTapTwinProducts;
 }
 
+// 2D layers of one-tap phases at a stride of 2 or more along rows (kernel = stride, as UNet's
+// up-convolutions) leave the channel-vectorized channels-first kernels: each phase's outputs lie
+// every s-th element of a row, so their tiles store an element at a time across output planes
+// (64 -> 32, kernel 2 stride 2, 32x32, batch 8: 4.1 ms there, 0.61 on the position kernels; 256
+// -> 128 at 16x16: 0.80, 0.24 twinned; 2 threads, Zen 5). They take the channels-last twin (the
+// position kernels where they stay channels-first); the 20-layer sweep is in docs/performance.md.
+// Measured on x86-64 only.
+bool strided_one_tap_2d(const Plan::Impl &p) {
+    return kMeasuredHere && p.geo.rank == 2 && p.info.strides[1] > 1 && every_phase_one_tap(p);
+}
+
 // Channels-last output-channel blocks (strategy.cpp, choose_channel_block) whose weights per
 // phase (block x input channels x taps of the densest phase) pass kBlockWeightBytes narrow to one
 // channel tile: two tiles' weights stop fitting a 1 MiB L2 beside the rows they serve. 192 -> 128,

@@ -27,6 +27,8 @@ bool per_phase_few_channels(const Plan::Impl &p);
 bool few_outputs_twin(const Plan::Impl &p);
 // Large 2D one-tap layers that take the channels-last twin.
 bool large_one_tap_2d(const Plan::Impl &p);
+// 2D one-tap layers at a stride of 2 or more along rows, off the channels-first channel tiles.
+bool strided_one_tap_2d(const Plan::Impl &p);
 // A channels-last block of `block` output channels, narrowed to one channel tile where its
 // weights would not stay in L2.
 int64_t channel_block_within_cache(const Plan::Impl &p, int64_t block);

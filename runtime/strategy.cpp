@@ -235,7 +235,7 @@ bool one_tap_channel_tiles(const Plan::Impl &p) {
 #if defined(__x86_64__)
     const OpGeometry &g = p.geo;
     return !g.forward && g.rank <= 2 && g.c_in >= kOneTapChannelTilesMin && g.c_out >= kOneTapChannelTilesMin &&
-           p.regs.many && p.dtype != DType::bf16 && every_phase_one_tap(p);
+           p.regs.many && p.dtype != DType::bf16 && every_phase_one_tap(p) && !strided_one_tap_2d(p);
 #else
     (void)p;
     return false;
@@ -521,7 +521,7 @@ bool choose_via_channels_last(const Plan::Impl &p) {
     if (few_outputs_twin(p)) return layout_copies_fit(p);
     if ((g.c_out < 16 && !favours_channel_vectors(p)) || prefers_blocked_interleave(p)) return false;
     if (short_strided_2d(p) || short_1d_positions(p)) return false;
-    if (!large_one_tap_2d(p) && (one_tap_channel_tiles(p) ||
+    if (!large_one_tap_2d(p) && !strided_one_tap_2d(p) && (one_tap_channel_tiles(p) ||
          (every_phase_one_tap(p) && g.c_out >= kOneTapChannelsFirstMinCout && p.dtype != DType::bf16 && p.regs.many)) &&
         choose_channel_major(p))
         return false;

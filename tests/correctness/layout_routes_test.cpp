@@ -4,7 +4,7 @@
 //   kernels of depthwise layers, per phase and interleaved; DepthwiseChannelsFirstOnTheTwin:
 //   channels-first ones routed to them; RoutesByTappedPhases: kernels below the stride and 3D
 //   layers of 8-15 channels, channels-first or twinned by their phases; RowBlocksAndOneTapTiles:
-//   the blocked 1D kernel by threads, one-tap layers on channel tiles;
+//   the blocked 1D kernel by threads, one-tap layers on channel tiles, twinned or on positions;
 //   FewOutputChannelsEveryDotTile: the kernels that vectorize input channels; and the rules of
 //   runtime/layer_classes.cpp (FewOutputChannelsTakeTheTwin, FewChannelsAtStride2RunPerPhase, ...).
 #include "layout_cases.h"
@@ -282,9 +282,10 @@ TEST(LayoutWide, ShortOneDimLayersOnInterleavedPositions) {
 // block takes it on one thread, not on two. 1D and 2D layers of one-tap phases with 32 or more
 // input and output channels run on the channel-vectorized channels-first kernels on CPUs of 32
 // vector registers (one_tap_channel_tiles), on the channels-last twin elsewhere, with fewer
-// input channels, and with output planes of 32 KiB or more and over 32 output channels
-// (large_one_tap_2d). Each against the reference, through every API; plans checked on x86-64 where
-// nothing pins a knob.
+// input channels, with output planes of 32 KiB or more and over 32 output channels
+// (large_one_tap_2d), and at a stride of 2 or more along rows (strided_one_tap_2d: 2D layers of
+// short reductions then stay on the position kernels). Each against the reference, through every
+// API; plans checked on x86-64 where nothing pins a knob.
 TEST(LayoutWide, RowBlocksAndOneTapTiles) {
     int ran = 0, failed = 0;
     const int threads = deconv::cpu_threads();
@@ -298,16 +299,18 @@ TEST(LayoutWide, RowBlocksAndOneTapTiles) {
         check_ncx_f32_apis(row, 1, 8400 + 3 * t, "1D row, " + std::to_string(t) + " threads: ", ran, failed);
     }
     deconv::set_cpu_threads(threads);
+    enum class Route { Tiles, Twin, Positions };
     struct Case {
         AxisSpec inner, outer;
         int64_t cin, cout;
-        bool channel_tiles;  // on CPUs of 32 registers
+        Route wide_regs;  // on CPUs of 32 registers (16: the twin, positions cases unchecked)
     };
     const Case cases[] = {
-        {{9, 1, 1, 0}, {7, 1, 1, 0}, 48, 40, true},   // kernel 1: one tap
-        {{8, 2, 2, 0}, {5, 2, 2, 0}, 40, 33, true},   // kernel 2 stride 2: one tap per phase
-        {{8, 2, 2, 0}, {5, 2, 2, 0}, 16, 40, false},  // 16 input channels
-        {{46, 2, 2, 0}, {46, 2, 2, 0}, 40, 40, false},  // output planes of 92x92 (33 KiB), 40 channels
+        {{9, 1, 1, 0}, {7, 1, 1, 0}, 48, 40, Route::Tiles},     // kernel 1: one tap
+        {{8, 2, 2, 0}, {5, 2, 2, 0}, 40, 33, Route::Twin},      // kernel 2 stride 2: one tap per phase
+        {{8, 2, 2, 0}, {5, 2, 2, 0}, 16, 40, Route::Twin},      // 16 input channels
+        {{46, 2, 2, 0}, {46, 2, 2, 0}, 40, 40, Route::Twin},    // output planes of 92x92 (33 KiB), 40 channels
+        {{16, 2, 2, 0}, {12, 2, 2, 0}, 64, 32, Route::Positions},  // kernel 2 stride 2, a short reduction
     };
     int i = 0;
     for (const Case &c : cases) {
@@ -315,10 +318,13 @@ TEST(LayoutWide, RowBlocksAndOneTapTiles) {
         const deconv_ref::Problem p = grouped_problem(1 + i % 2, 1, c.cin, c.cout, true, 2, c.inner, c.outer);
 #if defined(__x86_64__)
         const std::string how = ncx_f32_plan(p);
-        if (unpinned(how)) {
-            const bool tiles = c.channel_tiles && how.find("(avx512") != std::string::npos;
-            EXPECT_EQ(how.find("channels-last twin") == std::string::npos, tiles) << "case " << i << ": " << how;
-            if (tiles) EXPECT_NE(how.find("deconv_phase_conv_channels_"), std::string::npos) << how;
+        const bool wide = how.find("(avx512") != std::string::npos;
+        if (unpinned(how) && (wide || c.wide_regs != Route::Positions)) {
+            const Route route = wide ? c.wide_regs : Route::Twin;
+            const bool twin = how.find("channels-last twin") != std::string::npos;
+            const bool tiles = how.find("deconv_phase_conv_channels_") != std::string::npos;
+            EXPECT_EQ(twin, route == Route::Twin) << "case " << i << ": " << how;
+            EXPECT_EQ(tiles, route == Route::Tiles) << "case " << i << ": " << how;
         }
 #endif
         check_ncx_f32_apis(p, 2, 8500 + 3 * i, "case " + std::to_string(i) + ": ", ran, failed);
