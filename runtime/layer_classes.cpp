@@ -144,6 +144,26 @@ bool strided_one_tap_2d(const Plan::Impl &p) {
     return kMeasuredHere && p.geo.rank == 2 && p.info.strides[1] > 1 && every_phase_one_tap(p);
 }
 
+// Winograd under Algorithm::Auto (strategy.cpp, choose_winograd_tile) on phases of fewer tiles
+// than its general limit: from kWinogradFewTiles tiles per phase over the batch, with
+// kWinogradFewTilesMinChannels or more input and output channels per group, whose products then
+// reuse each transformed weight across enough channels to pay for its transforms. On AVX-512
+// where it saves half the products (2D F(4, 2) and F(4, 3)); on 16 registers only where it saves
+// more than F(4, 2) can (2.56x: F(4, 3) on 3x3 phases), F(4, 2) there ran 0.43-0.97x as fast as
+// the direct kernels. 256 -> 128, kernel 4 stride 2, 16x16 (16 tiles): 0.76 -> 0.55 ms; 8x8,
+// batch 8 (32 tiles): 1.45 -> 1.01; 128 -> 128, kernel 3 stride 1, 14x14: 0.15 -> 0.085 (AVX2
+// 0.39 -> 0.18; 2 threads, Zen 5; docs/performance.md). Fewer channels gained 0.9-1.2x.
+// Measured on x86-64 only.
+constexpr int64_t kWinogradFewTiles = 16;
+constexpr int64_t kWinogradFewTilesMinChannels = 128;
+
+bool winograd_pays_on_few_tiles(const Plan::Impl &p, int64_t tiles, int64_t products) {
+    if (!kMeasuredHere || tiles < kWinogradFewTiles || p.geo.c_in < kWinogradFewTilesMinChannels ||
+        p.geo.c_out < kWinogradFewTilesMinChannels)
+        return false;
+    return p.regs.many ? products * 2 <= p.macs : products * 13 <= p.macs * 5;  // 2.6x
+}
+
 // Channels-last output-channel blocks (strategy.cpp, choose_channel_block) whose weights per
 // phase (block x input channels x taps of the densest phase) pass kBlockWeightBytes narrow to one
 // channel tile: two tiles' weights stop fitting a 1 MiB L2 beside the rows they serve. 192 -> 128,

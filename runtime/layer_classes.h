@@ -29,6 +29,9 @@ bool few_outputs_twin(const Plan::Impl &p);
 bool large_one_tap_2d(const Plan::Impl &p);
 // 2D one-tap layers at a stride of 2 or more along rows, off the channels-first channel tiles.
 bool strided_one_tap_2d(const Plan::Impl &p);
+// Whether Winograd (Algorithm::Auto) pays on `tiles` tiles per phase, below its general limit,
+// with `products` multiplications against the plan's direct ones.
+bool winograd_pays_on_few_tiles(const Plan::Impl &p, int64_t tiles, int64_t products);
 // A channels-last block of `block` output channels, narrowed to one channel tile where its
 // weights would not stay in L2.
 int64_t channel_block_within_cache(const Plan::Impl &p, int64_t block);

@@ -683,7 +683,8 @@ void choose_cpu_kernels(Plan::Impl &p) {
 // kWinogradMinTiles tiles or more over the batch: the transformed filter is alpha^D / r^D times
 // the direct one (6.25x for F(4, 2) in 2D), streamed once per slice, and fewer tiles leave the
 // products kernel streaming more weights than it multiplies (dcgan_l2, 4x4 inputs, one tile per
-// phase and image: 21.5 ms against 17.2 direct).
+// phase and image: 21.5 ms against 17.2 direct, Zen 4), unless the layer has many channels
+// (layer_classes.cpp, winograd_pays_on_few_tiles).
 constexpr int64_t kWinogradMinChannels = 32;
 constexpr int64_t kWinogradMinTiles = 128;
 constexpr int kWinogradTile = 4;
@@ -703,8 +704,9 @@ int choose_winograd_tile(const Plan::Impl &p, Algorithm algorithm) {
     if (!why.empty() || p.policy.algorithm == Policy::Algorithm::Direct) return 0;
     if (p.policy.algorithm == Policy::Algorithm::Winograd) return m;
     if (p.geo.c_in < kWinogradMinChannels || p.geo.c_out < kWinogradMinChannels) return 0;
-    if (winograd_phase_tiles(p, m) < kWinogradMinTiles) return 0;
     const int64_t products = winograd_macs(p, m);
+    const int64_t tiles = winograd_phase_tiles(p, m);
+    if (tiles < kWinogradMinTiles) return winograd_pays_on_few_tiles(p, tiles, products) ? m : 0;
     if (products * 2 <= p.macs) return m;
     const bool channels_last = p.geo.data_format == DataFormat::NXC || choose_via_channels_last(p);
     return products * 3 <= p.macs * 2 && channels_last ? m : 0;
