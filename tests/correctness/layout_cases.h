@@ -15,7 +15,11 @@ namespace layout_cases {
 
 using deconv::DataFormat;
 using deconv::DType;
+using deconv_test::Buffer;
+using deconv_test::ncx_to_nxc;
 using deconv_test::nxc_shape;
+using deconv_test::result_in;
+using deconv_test::vec_str;
 
 inline deconv::Attributes nxc_attrs(const deconv_ref::Problem &p) {
     deconv::Attributes a = deconv_test::to_lib_attrs(p);

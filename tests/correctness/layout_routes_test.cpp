@@ -12,10 +12,6 @@
 namespace {
 
 using namespace layout_cases;
-using deconv_test::Buffer;
-using deconv_test::vec_str;
-using deconv_test::ncx_to_nxc;
-using deconv_test::result_in;
 
 // Channels-last depthwise layers (one input and one output channel per group) run the
 // group-vectorized kernels: group counts on every side of their tiles (4-lane, one vector, the

@@ -6,10 +6,6 @@
 namespace {
 
 using namespace layout_cases;
-using deconv_test::Buffer;
-using deconv_test::vec_str;
-using deconv_test::ncx_to_nxc;
-using deconv_test::result_in;
 
 // ---------------------------------------------------------------- bf16 dot products
 
