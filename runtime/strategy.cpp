@@ -227,8 +227,9 @@ const KernelEntry *interleaved_kernel_for(const Plan::Impl &p, bool channel_majo
 // and the channels-last twin's transposes cost more than the tiles' stores across output planes
 // (128 -> 32, kernel 1, 56x56, batch 2: 0.41 ms twinned, 0.30 here; 128 -> 64, 1D kernel 1:
 // 0.107 against 0.092). Fewer channels leave the stores unpaid: 16 -> 128, kernel 2 stride 2,
-// 7x7: 0.061 here against 0.049 twinned; 32 -> 16, one vector: 0.21 against 0.09. Measured on
-// x86-64 (AVX-512) only; 3D layers keep the rule below (kOneTapChannelsFirstMinCout).
+// 7x7: 0.061 here against 0.049 twinned; 32 -> 16, one vector: 0.21 against 0.09. 2D layers at
+// a stride of 2 or more along rows do not (strided_one_tap_2d). Measured on x86-64 (AVX-512)
+// only; 3D layers keep the rule below (kOneTapChannelsFirstMinCout).
 constexpr int64_t kOneTapChannelTilesMin = 32;
 
 bool one_tap_channel_tiles(const Plan::Impl &p) {
@@ -568,7 +569,8 @@ bool choose_batch_rows(Plan::Impl &p) {
 
 // Output channels per block of the channel-vectorized kernels' packing: one kernel call per block.
 // Channels-last: two of the kernels' channel tiles (unet_up1_bf16: 64 channels 4.68 ms, 128 4.51,
-// 256 4.73), one where two tiles' weights would leave L2 (channel_block_within_cache); on CPUs of 16 vector registers one tile (AVX2, 16 channels), whose weights then
+// 256 4.73), one where two tiles' weights would leave L2 (channel_block_within_cache); on CPUs
+// of 16 vector registers one tile (AVX2, 16 channels), whose weights then
 // stream as one contiguous run instead of a tile's 64 bytes in every 512 (unet_up1 27-43 ms ->
 // 18-20, two tiles 21; 128 -> 64 channels, kernel 5, 16^3: 146 -> 78; the narrow-row blocks
 // likewise). Rows narrower than the kernels' position tile, either layout: blocks of four of the
