@@ -12,6 +12,15 @@ constexpr bool kMeasuredHere = true;
 constexpr bool kMeasuredHere = false;
 #endif
 
+namespace {
+
+// 2D layers of stride 2 along both axes (the classes below that were swept at that stride).
+bool stride_2_2d(const Plan::Impl &p) {
+    return p.geo.rank == 2 && p.info.strides[0] == 2 && p.info.strides[1] == 2;
+}
+
+}  // namespace
+
 // A phase's reduction, at most: input channels x its taps.
 int64_t phase_reduction(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
@@ -37,8 +46,8 @@ constexpr int64_t kShortMinRowGroups = 16;
 bool short_strided_2d(const Plan::Impl &p) {
     if (!kMeasuredHere) return false;
     const OpGeometry &g = p.geo;
-    if (g.rank != 2 || !p.regs.many || g.c_out > kShortMaxCout2D || p.info.strides[0] != 2 ||
-        p.info.strides[1] != 2 || p.out_spatial[1] % 2 != 0 || p.out_spatial[1] / 2 < kShortMinRowGroups)
+    if (!stride_2_2d(p) || !p.regs.many || g.c_out > kShortMaxCout2D || p.out_spatial[1] % 2 != 0 ||
+        p.out_spatial[1] / 2 < kShortMinRowGroups)
         return false;
     const int64_t r = phase_reduction(p);
     return r <= kShortReduction2D || (g.groups >= kManyGroups2D && r <= 2 * kShortReduction2D);
@@ -98,9 +107,8 @@ constexpr int64_t kFewOutputsNarrowRow = 16;
 bool few_outputs_twin(const Plan::Impl &p) {
     if (!kMeasuredHere) return false;
     const OpGeometry &g = p.geo;
-    if (g.rank != 2 || g.forward || g.data_format != DataFormat::NCX || g.groups != 1 ||
-        (g.c_out != 1 && g.c_out != 3) || g.c_in < kFewOutputsMinCin || p.info.strides[0] != 2 ||
-        p.info.strides[1] != 2)
+    if (!stride_2_2d(p) || g.forward || g.data_format != DataFormat::NCX || g.groups != 1 ||
+        (g.c_out != 1 && g.c_out != 3) || g.c_in < kFewOutputsMinCin)
         return false;
     if (g.n >= kFewOutputsMinImages && widest_phase(p.phases[1]) <= kFewOutputsNarrowRow) return true;
     return !p.regs.many && (g.c_out == 1 || g.n >= kFewOutputsMinImages || g.c_in >= kFewOutputsManyCin);
@@ -137,8 +145,9 @@ bool large_one_tap_2d(const Plan::Impl &p) {
 // up-convolutions) leave the channel-vectorized channels-first kernels: each phase's outputs lie
 // every s-th element of a row, so their tiles store an element at a time across output planes
 // (64 -> 32, kernel 2 stride 2, 32x32, batch 8: 4.1 ms there, 0.61 on the position kernels; 256
-// -> 128 at 16x16: 0.80, 0.24 twinned; 2 threads, Zen 5). They take the channels-last twin (the
-// position kernels where they stay channels-first); the 20-layer sweep is in docs/performance.md.
+// -> 128 at 16x16: 0.80, 0.24 twinned; 2 threads, Zen 5). They take the channels-last twin, or
+// the position kernels where a short reduction keeps them channels-first (short_strided_2d); the
+// 20-layer sweep is in docs/performance.md.
 // Measured on x86-64 only.
 bool strided_one_tap_2d(const Plan::Impl &p) {
     return kMeasuredHere && p.geo.rank == 2 && p.info.strides[1] > 1 && every_phase_one_tap(p);

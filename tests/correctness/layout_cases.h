@@ -42,18 +42,18 @@ inline deconv_test::GenCase nxc_case(DType t, uint64_t seed, int api, const deco
     return c;
 }
 
-
 // Runs problem `p` (NCX shapes) as NXC (or `format`) on random data drawn from `seed`, through
-// API `api`: counted in `ran`, failures in `failed` (the first dozen reported).
+// API `api`: counted in `ran`, failures in `failed` (the first dozen reported, after `what`).
 inline void check_random_case(DType t, uint64_t seed, int api, const deconv_ref::Problem &p, int &ran, int &failed,
-                              const std::string &schedule = "", DataFormat format = DataFormat::NXC) {
+                              const std::string &schedule = "", DataFormat format = DataFormat::NXC,
+                              const std::string &what = "") {
     std::mt19937 rng(static_cast<uint32_t>(seed));
     ran++;
     deconv_test::GenCase c = nxc_case(t, seed, api, p, rng);
     c.format = format;
     c.exec.schedule = schedule;
     const auto r = deconv_test::run_and_check(c);
-    if (!r && ++failed <= 12) ADD_FAILURE() << r.message();
+    if (!r && ++failed <= 12) ADD_FAILURE() << what << r.message();
 }
 
 // One spatial axis of a test problem: input positions, kernel, stride, pads_begin, output_padding.
@@ -114,20 +114,9 @@ inline std::string ncx_f32_plan(const deconv_ref::Problem &p) {
 // and failures, the failure prefixed by `what`.
 inline void check_ncx_f32_apis(const deconv_ref::Problem &p, int rank, uint64_t seed, const std::string &what, int &ran,
                                int &failed) {
-    for (int api = 0; api < 3; api++) {
-        deconv_test::GenCase g;
-        g.format = DataFormat::NCX;
-        g.dtype = DType::f32;
-        g.seed = deconv_test::sweep_seed(DType::f32, rank, seed + api);
-        g.api = api;
-        g.p = p;
-        std::mt19937 rng(static_cast<uint32_t>(g.seed));
-        g.input = deconv_test::random_values(DType::f32, deconv_ref::product(p.input_shape), rng);
-        g.filter = deconv_test::random_values(DType::f32, deconv_ref::product(p.filter_shape), rng);
-        ran++;
-        const auto r = deconv_test::run_and_check(g);
-        if (!r && ++failed <= 12) ADD_FAILURE() << what << r.message();
-    }
+    for (int api = 0; api < 3; api++)
+        check_random_case(DType::f32, deconv_test::sweep_seed(DType::f32, rank, seed + api), api, p, ran, failed, "",
+                          DataFormat::NCX, what);
 }
 
 // A route case: a channels-first f32 problem and whether the rule under test routes it.
