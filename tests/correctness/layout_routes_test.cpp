@@ -6,7 +6,8 @@
 //   layers of 8-15 channels, channels-first or twinned by their phases; RowBlocksAndOneTapTiles:
 //   the blocked 1D kernel by threads, one-tap layers on channel tiles, twinned or on positions;
 //   FewOutputChannelsEveryDotTile: the kernels that vectorize input channels; and the rules of
-//   runtime/layer_classes.cpp (FewOutputChannelsTakeTheTwin, FewChannelsAtStride2RunPerPhase, ...).
+//   runtime/layer_classes.cpp (FewOutputChannelsTakeTheTwin, FewChannelsAtStride2RunPerPhase,
+//   LongOneDimRowsTakeTheTwin, ...).
 #include "layout_cases.h"
 
 namespace {
@@ -271,6 +272,38 @@ TEST(LayoutWide, ShortOneDimLayersOnInterleavedPositions) {
                       how.find("twin") == std::string::npos,
                   routed);
     });
+}
+
+// 1D channels-first layers of kernel 4 at stride 2 with rows of 12800 input positions or more, 64
+// or more input and 32 or more output channels take the channels-last twin on AVX2 (16 registers
+// of 8 lanes; runtime/layer_classes.cpp, long_rows_1d_twin), not the blocked interleaved kernel.
+// Shorter rows, fewer input channels and kernel 3 keep their routes. The twinned case runs
+// against the reference through one API; the others' plans alone are checked (each API's run of
+// a row this long costs the reference half a second; the twin's kernels and copies are checked
+// through every API by the 1D cases of RoutesByTappedPhases). Plans checked on x86-64 AVX2
+// where nothing pins a knob.
+TEST(LayoutWide, LongOneDimRowsTakeTheTwin) {
+    const auto problem = [](AxisSpec axis, int64_t cin) { return grouped_problem(1, 1, cin, 32, true, 1, axis, {}); };
+    const std::vector<RouteCase> cases = {
+        {problem({12800, 4, 2, 1}, 64), true},   // the class's shortest rows
+        {problem({12000, 4, 2, 1}, 64), false},  // shorter rows
+        {problem({12800, 4, 2, 1}, 48), false},  // 48 input channels
+        {problem({12800, 3, 2, 1}, 64), false},  // kernel 3
+    };
+#if defined(__x86_64__)
+    for (size_t i = 0; i < cases.size(); i++) {
+        const std::string how = ncx_f32_plan(cases[i].p);
+        if (!unpinned(how) || how.find("(avx2") == std::string::npos) continue;
+        SCOPED_TRACE("case " + std::to_string(i + 1) + ": " + how);
+        EXPECT_EQ(how.find("channels-last twin") != std::string::npos, cases[i].routed);
+    }
+#endif
+    int ran = 0, failed = 0;
+    if (deconv_test::rank_built(1))
+        check_random_case(DType::f32, deconv_test::sweep_seed(DType::f32, 1, 8495), 0, cases[0].p, ran, failed, "",
+                          DataFormat::NCX, "long row: ");
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
 // 1D layers run on the blocked interleaved kernel only with a block of their row (its parallel
