@@ -114,23 +114,23 @@ bool few_outputs_twin(const Plan::Impl &p) {
     return !p.regs.many && (g.c_out == 1 || g.n >= kFewOutputsMinImages || g.c_in >= kFewOutputsManyCin);
 }
 
-// 1D layers of kernel 4 at stride 2 with rows of kLongRows1D input positions or more,
-// kLongRowsMinCin or more input and kLongRowsMinCout or more output channels run on the
-// channels-last twin on 16 vector registers of 8 lanes (AVX2), not on the blocked interleaved
-// kernel: from such rows on the blocked kernel slows down more than the twin's transposes cost
-// (128 -> 64, 25600 positions: 15.0 -> 12.9 ms; the class's 9 layers in
-// bench/vocoder_1d_layers.json gained 1.07-1.33x, rows of 3200 0.97-1.16x, docs/performance.md).
-// On 32 registers the tuner kept the blocked kernel. Measured on x86-64 only.
-constexpr int64_t kLongRows1D = 12800;
-constexpr int64_t kLongRowsMinCin = 64;
-constexpr int64_t kLongRowsMinCout = 32;
+// 1D layers of kernel 4 at stride 2 with kKernel4Stride2MinCin or more input and
+// kKernel4Stride2MinCout or more output channels run on the channels-last twin on 16 vector
+// registers of 8 lanes (AVX2), not on the position kernels (blocked or plain interleaved): the
+// twin's channel tiles outrun them by more than its two transposes cost at every row length
+// (128 -> 64, 400 positions: 0.219 -> 0.166 ms; 25600: 15.0 -> 12.9). The 27 layers of
+// bench/vocoder_1d_layers.json in the class, 64-256 -> 32-128 channels at 400-25600 positions,
+// gained 1.05-1.53x (docs/performance.md). On 32 registers the tuner kept the position kernels.
+// Measured on x86-64 only.
+constexpr int64_t kKernel4Stride2MinCin = 64;
+constexpr int64_t kKernel4Stride2MinCout = 32;
 
-bool long_rows_1d_twin(const Plan::Impl &p) {
+bool kernel4_stride2_1d_twin(const Plan::Impl &p) {
     if (!kMeasuredHere) return false;
     const OpGeometry &g = p.geo;
     return g.rank == 1 && !g.forward && g.data_format == DataFormat::NCX && g.groups == 1 && !p.regs.many &&
            p.regs.vector_bits == 256 && p.info.strides[0] == 2 && g.kernel[0] == 4 && p.info.dilations[0] == 1 &&
-           g.in_spatial[0] >= kLongRows1D && g.c_in >= kLongRowsMinCin && g.c_out >= kLongRowsMinCout;
+           g.c_in >= kKernel4Stride2MinCin && g.c_out >= kKernel4Stride2MinCout;
 }
 
 // Whether every phase of every axis has exactly one tap (kernel = stride): the layer is a plain

@@ -25,8 +25,8 @@ bool short_1d_positions(const Plan::Impl &p);
 bool per_phase_few_channels(const Plan::Impl &p);
 // 2D stride-2 layers of one or three output channels that take the channels-last twin.
 bool few_outputs_twin(const Plan::Impl &p);
-// 1D kernel-4 stride-2 layers of long rows that take the channels-last twin (AVX2).
-bool long_rows_1d_twin(const Plan::Impl &p);
+// 1D kernel-4 stride-2 layers that take the channels-last twin (AVX2).
+bool kernel4_stride2_1d_twin(const Plan::Impl &p);
 // Large 2D one-tap layers that take the channels-last twin.
 bool large_one_tap_2d(const Plan::Impl &p);
 // 2D one-tap layers at a stride of 2 or more along rows, off the channels-first channel tiles.

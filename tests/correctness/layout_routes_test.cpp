@@ -7,7 +7,7 @@
 //   the blocked 1D kernel by threads, one-tap layers on channel tiles, twinned or on positions;
 //   FewOutputChannelsEveryDotTile: the kernels that vectorize input channels; and the rules of
 //   runtime/layer_classes.cpp (FewOutputChannelsTakeTheTwin, FewChannelsAtStride2RunPerPhase,
-//   LongOneDimRowsTakeTheTwin, ...).
+//   KernelFourStrideTwoOneDimTakeTheTwin, ...).
 #include "layout_cases.h"
 
 namespace {
@@ -274,34 +274,42 @@ TEST(LayoutWide, ShortOneDimLayersOnInterleavedPositions) {
     });
 }
 
-// 1D channels-first layers of kernel 4 at stride 2 with rows of 12800 input positions or more, 64
-// or more input and 32 or more output channels take the channels-last twin on AVX2 (16 registers
-// of 8 lanes; runtime/layer_classes.cpp, long_rows_1d_twin), not the blocked interleaved kernel.
-// Shorter rows, fewer input channels and kernel 3 keep their routes. The twinned case runs
-// against the reference through one API; the others' plans alone are checked (each API's run of
-// a row this long costs the reference half a second; the twin's kernels and copies are checked
-// through every API by the 1D cases of RoutesByTappedPhases). Plans checked on x86-64 AVX2
-// where nothing pins a knob.
-TEST(LayoutWide, LongOneDimRowsTakeTheTwin) {
-    const auto problem = [](AxisSpec axis, int64_t cin) { return grouped_problem(1, 1, cin, 32, true, 1, axis, {}); };
-    const std::vector<RouteCase> cases = {
-        {problem({12800, 4, 2, 1}, 64), true},   // the class's shortest rows
-        {problem({12000, 4, 2, 1}, 64), false},  // shorter rows
-        {problem({12800, 4, 2, 1}, 48), false},  // 48 input channels
-        {problem({12800, 3, 2, 1}, 64), false},  // kernel 3
+// 1D channels-first layers of kernel 4 at stride 2 with 64 or more input and 32 or more output
+// channels take the channels-last twin on AVX2 (16 registers of 8 lanes; runtime/
+// layer_classes.cpp, kernel4_stride2_1d_twin), not the position kernels, at any row length:
+// rows of 40 (the plain interleaved kernel's) and of 12800 (the blocked one's). Fewer input or
+// output channels and kernel 3 keep their routes. Each case against the reference through every
+// API but the long row's, which runs through one (each API's run of it costs the reference half
+// a second); plans checked on x86-64 AVX2 where nothing pins a knob.
+TEST(LayoutWide, KernelFourStrideTwoOneDimTakeTheTwin) {
+    const auto problem = [](AxisSpec axis, int64_t cin, int64_t cout) {
+        return grouped_problem(1, 1, cin, cout, true, 1, axis, {});
     };
-#if defined(__x86_64__)
-    for (size_t i = 0; i < cases.size(); i++) {
-        const std::string how = ncx_f32_plan(cases[i].p);
-        if (!unpinned(how) || how.find("(avx2") == std::string::npos) continue;
-        SCOPED_TRACE("case " + std::to_string(i + 1) + ": " + how);
-        EXPECT_EQ(how.find("channels-last twin") != std::string::npos, cases[i].routed);
-    }
-#endif
+    const std::vector<RouteCase> cases = {
+        {problem({40, 4, 2, 1}, 64, 32), true},     // a short row
+        {problem({12800, 4, 2, 1}, 64, 32), true},  // a long row
+        {problem({40, 4, 2, 1}, 48, 32), false},    // 48 input channels
+        {problem({40, 4, 2, 1}, 64, 24), false},    // 24 output channels
+        {problem({40, 3, 2, 1}, 64, 32), false},    // kernel 3
+    };
     int ran = 0, failed = 0;
-    if (deconv_test::rank_built(1))
-        check_random_case(DType::f32, deconv_test::sweep_seed(DType::f32, 1, 8495), 0, cases[0].p, ran, failed, "",
-                          DataFormat::NCX, "long row: ");
+    for (size_t i = 0; i < cases.size(); i++) {
+        if (!deconv_test::rank_built(1)) continue;
+        const std::string what = "case " + std::to_string(i + 1) + ": ";
+#if defined(__x86_64__)
+        const std::string how = ncx_f32_plan(cases[i].p);
+        if (unpinned(how) && how.find("(avx2") != std::string::npos) {
+            SCOPED_TRACE(what + how);
+            EXPECT_EQ(how.find("channels-last twin") != std::string::npos, cases[i].routed);
+        }
+#endif
+        if (cases[i].p.input_shape.back() > 1000) {
+            check_random_case(DType::f32, deconv_test::sweep_seed(DType::f32, 1, 8495 + 3 * i), 0, cases[i].p, ran,
+                              failed, "", DataFormat::NCX, what);
+        } else {
+            check_ncx_f32_apis(cases[i].p, 1, 8495 + 3 * i, what, ran, failed);
+        }
+    }
     EXPECT_GT(ran, 0);
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
