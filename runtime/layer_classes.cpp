@@ -114,23 +114,32 @@ bool few_outputs_twin(const Plan::Impl &p) {
     return !p.regs.many && (g.c_out == 1 || g.n >= kFewOutputsMinImages || g.c_in >= kFewOutputsManyCin);
 }
 
-// 1D layers of kernel 4 at stride 2 with kKernel4Stride2MinCin or more input and
-// kKernel4Stride2MinCout or more output channels run on the channels-last twin on 16 vector
-// registers of 8 lanes (AVX2), not on the position kernels (blocked or plain interleaved): the
-// twin's channel tiles outrun them by more than its two transposes cost at every row length
-// (128 -> 64, 400 positions: 0.219 -> 0.166 ms; 25600: 15.0 -> 12.9). The 27 layers of
-// bench/vocoder_1d_layers.json in the class, 64-256 -> 32-128 channels at 400-25600 positions,
-// gained 1.05-1.53x (docs/performance.md). On 32 registers the tuner kept the position kernels.
+// 1D layers of kernel 4 at stride 2 run on the channels-last twin on 16 vector registers of 8
+// lanes (AVX2), not on the position kernels (blocked or plain interleaved), where the twin's
+// channel tiles outrun them by more than its two transposes cost:
+// - rows of kLongRows1D input positions or more, with kLongRowsMinCin or more input and
+//   kLongRowsMinCout or more output channels (128 -> 64, 25600 positions: 15.1 -> 11.7 ms);
+// - kMidCinMin to kMidCinMax input channels and at most half as many output channels (still
+//   kLongRowsMinCout or more), at any row length (256 -> 128, 400 positions: 1.03 -> 0.72 ms).
+// Elsewhere in bench/vocoder_1d_layers.json the twin ran 0.81-1.05x (64 input channels on rows
+// of up to 12800, 128 -> 128, 512 -> 256); in the class 1.00-1.42x over alternating rounds with
+// the position kernels (docs/performance.md). On 32 registers the tuner kept the position kernels.
 // Measured on x86-64 only.
-constexpr int64_t kKernel4Stride2MinCin = 64;
-constexpr int64_t kKernel4Stride2MinCout = 32;
+constexpr int64_t kLongRows1D = 16384;
+constexpr int64_t kLongRowsMinCin = 64;
+constexpr int64_t kLongRowsMinCout = 32;
+constexpr int64_t kMidCinMin = 128;
+constexpr int64_t kMidCinMax = 256;
 
 bool kernel4_stride2_1d_twin(const Plan::Impl &p) {
     if (!kMeasuredHere) return false;
     const OpGeometry &g = p.geo;
-    return g.rank == 1 && !g.forward && g.data_format == DataFormat::NCX && g.groups == 1 && !p.regs.many &&
-           p.regs.vector_bits == 256 && p.info.strides[0] == 2 && g.kernel[0] == 4 && p.info.dilations[0] == 1 &&
-           g.c_in >= kKernel4Stride2MinCin && g.c_out >= kKernel4Stride2MinCout;
+    if (g.rank != 1 || g.forward || g.data_format != DataFormat::NCX || g.groups != 1 || p.regs.many ||
+        p.regs.vector_bits != 256 || p.info.strides[0] != 2 || g.kernel[0] != 4 || p.info.dilations[0] != 1 ||
+        g.c_in < kLongRowsMinCin || g.c_out < kLongRowsMinCout)
+        return false;
+    if (g.in_spatial[0] >= kLongRows1D) return true;
+    return g.c_in >= kMidCinMin && g.c_in <= kMidCinMax && 2 * g.c_out <= g.c_in;
 }
 
 // Whether every phase of every axis has exactly one tap (kernel = stride): the layer is a plain

@@ -25,7 +25,8 @@ bool short_1d_positions(const Plan::Impl &p);
 bool per_phase_few_channels(const Plan::Impl &p);
 // 2D stride-2 layers of one or three output channels that take the channels-last twin.
 bool few_outputs_twin(const Plan::Impl &p);
-// 1D kernel-4 stride-2 layers that take the channels-last twin (AVX2).
+// 1D kernel-4 stride-2 layers of long rows or 128-256 -> half as many channels that take the
+// channels-last twin (AVX2).
 bool kernel4_stride2_1d_twin(const Plan::Impl &p);
 // Large 2D one-tap layers that take the channels-last twin.
 bool large_one_tap_2d(const Plan::Impl &p);
