@@ -116,15 +116,13 @@ bool few_outputs_twin(const Plan::Impl &p) {
 
 // 1D layers of kernel 4 at stride 2 run on the channels-last twin on 16 vector registers of 8
 // lanes (AVX2), not on the position kernels (blocked or plain interleaved), where the twin's
-// channel tiles outrun them by more than its two transposes cost:
-// - rows of kLongRows1D input positions or more, with kLongRowsMinCin or more input and
-//   kLongRowsMinCout or more output channels (128 -> 64, 25600 positions: 15.1 -> 11.7 ms);
-// - kMidCinMin to kMidCinMax input channels and at most half as many output channels (still
-//   kLongRowsMinCout or more), at any row length (256 -> 128, 400 positions: 1.03 -> 0.72 ms).
-// Elsewhere in bench/vocoder_1d_layers.json the twin ran 0.81-1.05x (64 input channels on rows
-// of up to 12800, 128 -> 128, 512 -> 256); in the class 1.00-1.42x over alternating rounds with
-// the position kernels (docs/performance.md). On 32 registers the tuner kept the position kernels.
-// Measured on x86-64 only.
+// channel tiles outrun them by more than its two transposes cost: rows of kLongRows1D input
+// positions or more (kLongRowsMinCin+ -> kLongRowsMinCout+ channels), and kMidCinMin to
+// kMidCinMax input channels to at most half as many output channels at any row length
+// (hifigan_up3, 128 -> 64 at 25600 positions: 14.9 -> 12.0 ms). 64 input channels on shorter
+// rows and 128 -> 128 did not gain; the sweep is bench/vocoder_1d_layers.json, its numbers in
+// docs/performance.md. On 32 registers the tuner kept the position kernels. Measured on x86-64
+// only.
 constexpr int64_t kLongRows1D = 16384;
 constexpr int64_t kLongRowsMinCin = 64;
 constexpr int64_t kLongRowsMinCout = 32;
