@@ -140,13 +140,16 @@ bool kernel4_stride2_1d_twin(const Plan::Impl &p) {
     return g.c_in >= kMidCinMin && g.c_in <= kMidCinMax && 2 * g.c_out <= g.c_in;
 }
 
-// Whether every phase of every axis has exactly one tap (kernel = stride): the layer is a plain
-// matrix product per phase, with no phase left without taps.
-bool every_phase_one_tap(const Plan::Impl &p) {
+bool uniform_taps(const Plan::Impl &p, int64_t taps) {
     for (const auto &axis : p.phases)
-        if (!every_phase_tapped(axis) || most_taps(axis) != 1) return false;
+        for (const AxisPhase &a : axis)
+            if (a.tap_count != taps) return false;
     return true;
 }
+
+// Every phase of every axis with exactly one tap (kernel = stride): the layer is a plain matrix
+// product per phase, with no phase left without taps.
+bool every_phase_one_tap(const Plan::Impl &p) { return uniform_taps(p, 1); }
 
 // Large 2D layers of one-tap phases take the twin after all: those whose output planes hold
 // kOneTapTwinPlaneBytes or more (of f32) with more than kOneTapTwinMaxCout output channels (the

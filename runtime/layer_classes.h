@@ -12,6 +12,8 @@ namespace detail {
 
 // A phase's reduction, at most: input channels x its taps.
 int64_t phase_reduction(const Plan::Impl &p);
+// Whether every phase of every axis has exactly `taps` taps.
+bool uniform_taps(const Plan::Impl &p, int64_t taps);
 // Whether every phase of every axis has exactly one tap (kernel = stride).
 bool every_phase_one_tap(const Plan::Impl &p);
 // Whether any phase has more than one tap.

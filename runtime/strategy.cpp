@@ -14,7 +14,7 @@
 #include "winograd_executor.h"
 
 #include "../generators/schedules/channel_dots_facts.h"
-#include "../generators/schedules/interleaved_groups_facts.h"
+#include "../generators/schedules/interleaved_depthwise_facts.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -192,15 +192,15 @@ const KernelEntry *interleaved_kernel_for(const Plan::Impl &p, bool channel_majo
     if (p.policy.interleave == Policy::Interleave::Auto) {
         if (!every_phase_tapped(p.phases[in]) || per_phase_few_channels(p)) return nullptr;
     }
-    // The group kernel only where its fast branch runs (interleaved_groups_facts.h): on the others
+    // The group kernel only where its fast branch runs (interleaved_depthwise_facts.h): on the others
     // the per-phase group kernels were 2-10x faster (kernels 2-6 at stride 2 other than 4 with
     // pad 1, kernel 16 at stride 8 with pad 3 or 4: 48 groups, 56x56). The pin interleave=plain
     // runs it anywhere (its other branches stay correct: the layout tests reach them so).
     if (p.groups && p.policy.interleave != Policy::Interleave::Plain) {
-        if (floor_mod(p.info.pads_begin[in], s) != tiles::interleaved_groups_pad_residue((int)s)) return nullptr;
+        if (floor_mod(p.info.pads_begin[in], s) != tiles::interleaved_depthwise_pad_residue((int)s)) return nullptr;
         for (int axis = in; axis >= std::max(0, in - 1); axis--)
             for (const AxisPhase &a : p.phases[axis])
-                if (a.tap_count != tiles::kInterleavedGroupsTaps) return nullptr;
+                if (a.tap_count != tiles::kInterleavedDepthwiseTaps) return nullptr;
     }
     KernelKey key;
     key.family = KernelFamily::Interleaved;
@@ -440,9 +440,10 @@ double tapped_fraction(const Plan::Impl &p, bool all_inner) {
 
 // Depthwise channels-first layers (one input and one output channel per group) run on the
 // channels-last twin's group-vectorized kernels where the channels-first kernels have no good
-// tile: 3D layers, whose reduction strides whole planes (kernel 4 at stride 3, 48 groups, 12^3,
-// batch 4: 94 -> 9.5 ms), and 2D layers at stride 3 or more on the innermost axis, or at stride 2
-// with phases of three taps or more there (kernel 5, 96 groups of 14x14, batch 2: 0.55 -> 0.09
+// tile: 3D layers (but kernel = stride = 2, below), whose reduction strides whole planes
+// (kernel 4 at stride 3, 48 groups, 12^3, batch 4: 94 -> 9.5 ms), and 2D layers at stride 3 or
+// more on the innermost axis (but see below), or at stride 2 with phases of three taps or more
+// there (kernel 5, 96 groups of 14x14, batch 2: 0.55 -> 0.09
 // ms). Kernels of 2s and less at stride 2 (centernet_dla_dw: 0.078 against 0.46 twinned) and
 // stride 1 stay, and so do 2D layers whose phases with taps write a quarter of the outputs or
 // less (kernels below the stride: kFewTappedOutputs): the twin transposes the whole output, of
@@ -452,19 +453,28 @@ double tapped_fraction(const Plan::Impl &p, bool all_inner) {
 // group kernels (x86-64). The bound is a third, not a quarter: kernels below the stride write a
 // quarter and the last row of each axis (kernel 1 at stride 2, 28x28: (28/55)^2, 26%).
 constexpr double kFewTappedOutputs = 1.0 / 3.0;
+constexpr int64_t kDepthwiseOneTap3dRows = 16;
 
 bool depthwise_prefers_twin(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
     if (g.c_in != 1 || g.c_out != 1 || g.rank < 2 || !has_channels_last_pair(p, &KernelKey::groups)) return false;
-    if (g.rank == 3) return true;
     const int in = g.rank - 1;
     const int64_t s = p.info.strides[in];
+    // 3D kernel = stride = 2 on rows of kDepthwiseOneTap3dRows inputs or more stays: its one-tap
+    // tiles are a product per output, no reduction strides (48 groups of 16^3, batch 2: 0.42-0.50
+    // ms here, 0.73-0.77 twinned; rows of 8: 0.13-0.17 against 0.10-0.11).
+    if (g.rank == 3) return !(s == 2 && every_phase_one_tap(p) && g.in_spatial[in] >= kDepthwiseOneTap3dRows);
     if (s == 1 || tapped_fraction(p, false) <= kFewTappedOutputs) return false;
     // At strides 4 and 8 the interleaved kernel writes every phase of a row as dense vectors (48
     // groups of 32x32, kernel 4: 0.19 ms twinned, 0.076 here; fcn8s_upscore8, kernel 16 stride 8:
-    // 1.46 against 0.70). At stride 3 its three-way interleave of the vectors costs more than the
-    // twin (kernel 3, 64 groups of 56x56: 0.29 twinned, 0.40 here).
-    if ((s == 4 || s == 8) && interleaved_kernel_for(p, false, false)) return false;
+    // 1.46 against 0.70). At stride 3 only where its depthwise tiles have their fast branch
+    // (interleaved_depthwise_facts.h: kernel 3 or 6 with pads a multiple of 3); elsewhere the
+    // three-way interleave of its vectors costs more than the twin (64 groups of 20x20, batch 2,
+    // kernel 4 or 7: 0.18-0.25 ms twinned, 0.35-0.66 here; kernel 3 at 56x56: 0.42 twinned, 0.12
+    // here).
+    const bool fast_s3 = s == 3 && floor_mod(p.info.pads_begin[in], s) == tiles::interleaved_depthwise_pad_residue(3) &&
+                         (uniform_taps(p, 1) || uniform_taps(p, tiles::kInterleavedDepthwiseTaps));
+    if ((s == 4 || s == 8 || fast_s3) && interleaved_kernel_for(p, false, false)) return false;
     // At stride 2, phases of at most two taps (kernel 3 with the short-phase kernel, kernel 4)
     // run well here (kernel 3: 0.11 against 0.14 ms twinned).
     return s > 2 || most_taps(p.phases[in]) > 2;

@@ -11,14 +11,14 @@
 // the full tile; one vector of groups; 4-lane vectors; scalar (fewer than four groups). The full
 // tile specializes the common residue of pads_begin (0 at stride 8, 1 at stride 2: where every
 // phase's input address is a constant offset from one, as in cpu_interleaved_schedule.h), and
-// under it two taps per phase and axis (interleaved_groups_facts.h): the only layers the
+// under it two taps per phase and axis (interleaved_depthwise_facts.h): the only layers the
 // dispatcher runs here; the other branches keep the kernel correct for any.
 // Loops, outermost first: batch, rows (in tasks), position tiles, group tiles.
 #pragma once
 
 #include "../phase_conv_algorithm.h"
 #include "cpu_parallel.h"
-#include "interleaved_groups_facts.h"
+#include "interleaved_depthwise_facts.h"
 #include "schedule_params.h"
 #include "tile_facts.h"
 
@@ -39,7 +39,7 @@ inline void schedule_cpu_interleaved_groups(InterleavedStages &p, Halide::Output
     const int lanes = target.natural_vector_size(acc_t);
     const Expr width = out_param.dim(1).extent();  // groups q of s outputs along axis 0
     const Expr groups = out_param.dim(rank + 2).extent(), batch = out_param.dim(rank + 3).extent();
-    const int common_pad = tiles::interleaved_groups_pad_residue(stride);
+    const int common_pad = tiles::interleaved_depthwise_pad_residue(stride);
 
     struct Branch {
         Expr cond;
@@ -64,8 +64,8 @@ inline void schedule_cpu_interleaved_groups(InterleavedStages &p, Halide::Output
         if (branches.empty()) {
             // Upsampling by the stride with kernel 2s (centernet_dla_dw, fcn8s_upscore8): two taps
             // per phase and axis, unrolled with the tile, at the common residue.
-            Expr two_taps = p.r[0].extent() == tiles::kInterleavedGroupsTaps;
-            if (rank >= 2) two_taps = two_taps && p.r[1].extent() == tiles::kInterleavedGroupsTaps;
+            Expr two_taps = p.r[0].extent() == tiles::kInterleavedDepthwiseTaps;
+            if (rank >= 2) two_taps = two_taps && p.r[1].extent() == tiles::kInterleavedDepthwiseTaps;
             const Expr common = b.cond && pad_begin == common_pad;
             branches.push_back({common && two_taps, b.g_tile, b.vec, b.q_tile, true});
             branches.push_back({common, b.g_tile, b.vec, b.q_tile});

@@ -21,6 +21,7 @@
 
 #include "../phase_conv_algorithm.h"
 #include "cpu_parallel.h"
+#include "interleaved_depthwise_facts.h"
 #include "schedule_params.h"
 #include "tile_facts.h"
 
@@ -54,6 +55,7 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
         bool taps_inner = false;  // one input channel (depthwise): the taps innermost
         bool unroll_outer = false;  // and two taps along axis 1 too (rank >= 2): unrolled
         bool exact = false;  // the position tiles divide the row: no shifted last tile
+        bool unroll_ci = false;  // the one input channel's loop unrolled too
     };
     std::vector<Branch> branches;
     const Expr two_taps = p.r[0].extent() == 2, one_channel = p.r[rank].extent() == 1;
@@ -128,13 +130,26 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
         // (2 threads, Zen 4 VM: fcn8s_upscore8 1.1-1.3 -> 0.67-0.8 ms, centernet_dla_dw
         // 0.107-0.112 -> 0.080. The same for the tiles with many channels, whose input loads
         // serve every channel of the tile, gained 2% on dcgan_l5 and nothing elsewhere.)
-        const int common_pad = stride == 2 ? 1 : 0;
+        const int common_pad = tiles::interleaved_depthwise_pad_residue(stride);
         const auto at_common_pad = [&](Branch c) {
             c.cond = c.cond && pad_begin == common_pad;
             return c;
         };
         branches.clear();
+        const Expr one_tap = p.r[0].extent() == 1;
         for (const Branch &b : distinct) {
+            if (b.co_tile == 1 && rank >= 2) {
+                // Depthwise at kernel = stride (one tap per phase): a product per output, no
+                // reduction loop left.
+                Branch o = b;
+                o.cond = b.cond && one_tap && one_channel && p.r[1].extent() == 1;
+                o.unroll_j = o.taps_inner = o.unroll_outer = o.unroll_ci = true;
+                Branch e = o;
+                e.cond = o.cond && width % b.q_tile == 0;
+                e.exact = true;
+                branches.push_back(e);
+                branches.push_back(o);
+            }
             if (b.co_tile == 1) {
                 Branch d = b;
                 d.cond = b.cond && two_taps && one_channel;
@@ -280,6 +295,7 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
         }
         if (sp.unroll_taps || b.unroll_j) au.unroll(p.r[0]);
         if (b.unroll_outer) au.unroll(p.r[1]);
+        if (b.unroll_ci) au.unroll(p.r[rank]);
     }
     p.acc.unroll(p.ph);
     u.unroll(p.ph);
