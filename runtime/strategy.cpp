@@ -467,13 +467,15 @@ bool depthwise_prefers_twin(const Plan::Impl &p) {
     if (s == 1 || tapped_fraction(p, false) <= kFewTappedOutputs) return false;
     // At strides 4 and 8 the interleaved kernel writes every phase of a row as dense vectors (48
     // groups of 32x32, kernel 4: 0.19 ms twinned, 0.076 here; fcn8s_upscore8, kernel 16 stride 8:
-    // 1.46 against 0.70). At stride 3 only where its depthwise tiles have their fast branch
-    // (interleaved_depthwise_facts.h: kernel 3 or 6 with pads a multiple of 3); elsewhere the
+    // 1.46 against 0.70). At stride 3 at kernel = stride (its one-tap tiles, any pad: 128 groups
+    // of 56x56, pad 1: 0.86 ms twinned, 0.34 here), and at kernel 6 where its depthwise tiles have
+    // their fast branch (interleaved_depthwise_facts.h: pads a multiple of 3); elsewhere the
     // three-way interleave of its vectors costs more than the twin (64 groups of 20x20, batch 2,
-    // kernel 4 or 7: 0.18-0.25 ms twinned, 0.35-0.66 here; kernel 3 at 56x56: 0.42 twinned, 0.12
-    // here).
-    const bool fast_s3 = s == 3 && floor_mod(p.info.pads_begin[in], s) == tiles::interleaved_depthwise_pad_residue(3) &&
-                         (uniform_taps(p, 1) || uniform_taps(p, tiles::kInterleavedDepthwiseTaps));
+    // kernel 4 or 7: 0.18-0.25 ms twinned, 0.35-0.66 here).
+    const bool fast_s3 =
+        s == 3 && (every_phase_one_tap(p) ||
+                   (floor_mod(p.info.pads_begin[in], s) == tiles::interleaved_depthwise_pad_residue(3) &&
+                    uniform_taps(p, tiles::kInterleavedDepthwiseTaps)));
     if ((s == 4 || s == 8 || fast_s3) && interleaved_kernel_for(p, false, false)) return false;
     // At stride 2, phases of at most two taps (kernel 3 with the short-phase kernel, kernel 4)
     // run well here (kernel 3: 0.11 against 0.14 ms twinned).

@@ -80,8 +80,8 @@ TEST(LayoutWide, DepthwiseRowsSplitAtTileMultiplesWhenLong) {
 
 // Channels-first depthwise layers that the channels-first kernels tile badly run on the
 // channels-last twin's group kernels (runtime/strategy.cpp, depthwise_prefers_twin): 3D layers
-// but kernel = stride = 2 on rows of 16 or more, and 2D layers at stride 3 but kernels 3 and 6
-// with pads a multiple of 3, or at stride 2 with phases of three taps or more; kernels up to 2s
+// but kernel = stride = 2 on rows of 16 or more, and 2D layers at stride 3 but kernel 3 and
+// kernel 6 with pads a multiple of 3, or at stride 2 with phases of three taps or more; kernels up to 2s
 // at stride 2, strides 4 and 8 (the interleaved kernel), stride 1, and kernels below the stride
 // whose phases with taps write a quarter of the outputs or less stay. Each
 // against the reference, through every API, with its plan checked (x86-64, where the group
@@ -98,8 +98,9 @@ TEST(LayoutWide, DepthwiseChannelsFirstOnTheTwin) {
         {3, {16, 2, 2, 0}, {3, 2, 2, 0}, false}, // kernel = stride, 3D, rows of 16
         {3, {16, 4, 2, 1}, {3, 4, 2, 1}, true},  // kernel 2s, 3D, rows of 16
         {2, {9, 5, 2, 2}, {7, 5, 2, 2}, true},   // kernel 5 at stride 2: phases of 3 and 2 taps
-        {2, {8, 3, 3, 1}, {6, 3, 3, 1}, true},   // kernel 3 at stride 3, pad 1: one tap each
-        {2, {8, 3, 3, 0}, {6, 3, 3, 0}, false},  // kernel 3 at stride 3, pad 0: the one-tap tile
+        {2, {8, 3, 3, 1}, {6, 3, 3, 1}, false},  // kernel 3 at stride 3, pad 1: the one-tap tile
+        {2, {8, 3, 3, 0}, {6, 3, 3, 0}, false},  // kernel 3 at stride 3, pad 0
+        {2, {8, 6, 3, 1}, {6, 6, 3, 0}, true},   // kernel 6 at stride 3, pad 1: two taps each
         {2, {8, 6, 3, 3}, {6, 6, 3, 0}, false},  // kernel 6 at stride 3, pad 3: two taps each
         {2, {8, 4, 3, 0}, {6, 4, 3, 0}, true},   // kernel 4 at stride 3: phases of 2 and 1 taps
         {2, {9, 4, 2, 1}, {7, 4, 2, 1}, false},  // kernel 2s: the interleaved kernel's fast tile
@@ -135,26 +136,29 @@ TEST(LayoutWide, DepthwiseChannelsFirstOnTheTwin) {
 // Channels-first depthwise layers at kernel = stride (strides 2-4, ranks 2 and 3) run the
 // interleaved kernel's one-tap tiles (cpu_interleaved_schedule.h): rows that are a whole number
 // of its tiles and rows that are not, for vectors of 4, 8 and 16 lanes and the four-position
-// tile, batch 1-2. Each against the reference, through every API, with its plan checked (x86-64,
+// tile, every pads_begin residue (each a branch of its own), batch 1-2. Each against the reference, through every API, with its plan checked (x86-64,
 // unless the environment pins a route).
 TEST(LayoutWide, DepthwiseOneTapTiles) {
     int ran = 0, failed = 0, i = 0;
     for (const int rank : {2, 3})
         for (const int64_t s : {2, 3, 4})
-            for (const int64_t x : {4, 7, 16, 19, 37}) {
-                i++;
-                if (!deconv_test::rank_built(rank) || (rank == 3 && (s != 2 || x < 16))) continue;
-                const deconv_ref::Problem p =
-                    grouped_problem(1 + i % 2, 3 + i % 4, 1, 1, true, rank, {x, s, s, 0}, {3, s, s, 0});
+            for (const int64_t x : {4, 7, 16, 19, 37})
+                for (int64_t pad = 0; pad < s; pad++) {
+                    i++;
+                    if (!deconv_test::rank_built(rank) || (rank == 3 && (s != 2 || x < 16))) continue;
+                    const deconv_ref::Problem p =
+                        grouped_problem(1 + i % 2, 3 + i % 4, 1, 1, true, rank, {x, s, s, pad}, {3, s, s, 0});
 #if defined(__x86_64__)
-                const std::string how = ncx_f32_plan(p);
-                if (how.find("route=") == std::string::npos)
-                    EXPECT_NE(how.find("interleaved_s" + std::to_string(s) + "_r" + std::to_string(rank)),
-                              std::string::npos)
-                        << how;
+                    const std::string how = ncx_f32_plan(p);
+                    if (how.find("route=") == std::string::npos)
+                        EXPECT_NE(how.find("interleaved_s" + std::to_string(s) + "_r" + std::to_string(rank)),
+                                  std::string::npos)
+                            << how;
 #endif
-                check_ncx_f32_apis(p, rank, 8600 + 3 * i, "row of " + std::to_string(x) + ": ", ran, failed);
-            }
+                    check_ncx_f32_apis(p, rank, 8600 + 3 * i,
+                                       "row of " + std::to_string(x) + ", pad " + std::to_string(pad) + ": ", ran,
+                                       failed);
+                }
     EXPECT_GT(ran, 0);
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
