@@ -147,16 +147,6 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
                 Branch e = o;
                 e.cond = o.cond && width % b.q_tile == 0;
                 e.exact = true;
-                // Each pads_begin residue of full-vector f32 tiles specialized: a phase's input
-                // vector then sits at a constant offset (0 or 1) from the tile's.
-                if (b.q_tile == lanes && few_channel_tiles) {
-                    for (int r = 0; r < stride; r++) {
-                        for (Branch c : {e, o}) {
-                            c.cond = c.cond && pad_begin == r;
-                            branches.push_back(c);
-                        }
-                    }
-                }
                 branches.push_back(e);
                 branches.push_back(o);
             }

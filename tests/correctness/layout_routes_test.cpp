@@ -136,7 +136,7 @@ TEST(LayoutWide, DepthwiseChannelsFirstOnTheTwin) {
 // Channels-first depthwise layers at kernel = stride (strides 2-4, ranks 2 and 3) run the
 // interleaved kernel's one-tap tiles (cpu_interleaved_schedule.h): rows that are a whole number
 // of its tiles and rows that are not, for vectors of 4, 8 and 16 lanes and the four-position
-// tile, every pads_begin residue (each a branch of its own), batch 1-2. Each against the reference, through every API, with its plan checked (x86-64,
+// tile, every pads_begin residue, batch 1-2. Each against the reference, through every API, with its plan checked (x86-64,
 // unless the environment pins a route).
 TEST(LayoutWide, DepthwiseOneTapTiles) {
     int ran = 0, failed = 0, i = 0;
