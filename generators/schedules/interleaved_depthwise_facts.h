@@ -5,7 +5,7 @@
 // interleaved kernel's depthwise tiles (cpu_interleaved_schedule.h) specialize them. The
 // dispatcher (runtime/strategy.cpp) runs the group kernel only there (on its general branch it
 // ran 2-10x slower than the per-phase group kernels), and the channels-first one at stride 3
-// only there. No Halide here: the runtime includes this header.
+// with two taps per phase only there. No Halide here: the runtime includes this header.
 #pragma once
 
 namespace deconv {
