@@ -29,10 +29,9 @@ namespace {
 // core's own cache instead of after a whole-tensor copy has pushed it out (and, on a VM whose
 // vCPUs share no cache, from the other core's). Channels-first data only (a slice's channels
 // are then contiguous planes), only where the layer makes an input copy (or is depthwise at
-// kernel = stride, in slicing() below), its packed filter fits
-// half of L2 (every slice streams it again: kSliceMaxFilterBytes, below) and the output is at
-// most kSliceMaxGrowth times the input (the copy is then a large share of the
-// memory traffic; fcn8s_upscore8, stride 8 x 8, measured no faster sliced). Measured (2 threads,
+// kernel = stride, in slicing() below), its packed filter fits half of L2 (every slice streams
+// it again: kSliceMaxFilterBytes, below) and the output is at most kSliceMaxGrowth times the
+// input (the copy is then a large share of the memory traffic; fcn8s_upscore8, stride 8 x 8, measured no faster sliced). Measured (2 threads,
 // medians of 3 alternating runs, ms, whole -> 2 / 4 tasks per thread): centernet_dla_dw 0.161
 // (0.106-0.135 in other runs) -> 0.097 / 0.093; grouped32_up 0.189 -> 0.207 / 0.189;
 // fcn8s_upscore8 0.797 -> 0.858 / 0.922. On 2026-11-25 (medians of 4 alternating runs, 1 / 2 / 4
@@ -115,11 +114,11 @@ Slicing slicing(const Plan::Impl &p, bool copies_input, bool dense_output, size_
         const int64_t per_slice = std::max<int64_t>(1, kSliceInputBytes / std::max<int64_t>(image_bytes, 1));
         return {std::max(2 * threads, (g.n + per_slice - 1) / per_slice), g.n, true};
     }
-    // Without an input copy, and whatever their growth, only 2D and 3D depthwise layers of one-tap
-    // phases (kernel = stride): each phase row is a call whose parallel loop costs as much as its
-    // products; a slice runs them all on one thread (128 groups of 28x28, kernel = stride = 2:
-    // 0.038 -> 0.028 ms; at strides 3, 4 and 8 1.15-1.7x faster). Other layers without a copy ran
-    // up to 2x slower sliced (batch 8, 64 -> 32, kernel 2 stride 2).
+    // Without an input copy, and whatever their growth, only 2D and 3D depthwise layers of
+    // one-tap phases (kernel = stride): each phase row is a call whose parallel loop costs as
+    // much as its products; a slice runs them all on one thread (128 groups of 28x28, kernel =
+    // stride = 2: 0.038 -> 0.028 ms; at strides 3, 4 and 8 1.15-1.7x faster). Other layers
+    // without a copy ran up to 2x slower sliced (batch 8, 64 -> 32, kernel 2 stride 2).
     const bool one_tap_depthwise = g.rank >= 2 && g.c_in == 1 && g.c_out == 1 && every_phase_one_tap(p);
     if (g.data_format == DataFormat::NXC || !(copies_input || one_tap_depthwise)) return {};
     if (out_count > kSliceMaxGrowth * in_count && !one_tap_depthwise) return {};

@@ -439,19 +439,19 @@ double tapped_fraction(const Plan::Impl &p, bool all_inner) {
 }
 
 // Depthwise channels-first layers (one input and one output channel per group) run on the
-// channels-last twin's group-vectorized kernels where the channels-first kernels have no good
-// tile: 3D layers (but kernel = stride = 2, below), whose reduction strides whole planes
-// (kernel 4 at stride 3, 48 groups, 12^3, batch 4: 94 -> 9.5 ms), and 2D layers at stride 3 or
-// more on the innermost axis (but see below), or at stride 2 with phases of three taps or more
-// there (kernel 5, 96 groups of 14x14, batch 2: 0.55 -> 0.09
-// ms). Kernels of 2s and less at stride 2 (centernet_dla_dw: 0.078 against 0.46 twinned) and
-// stride 1 stay, and so do 2D layers whose phases with taps write a quarter of the outputs or
-// less (kernels below the stride: kFewTappedOutputs): the twin transposes the whole output, of
-// which the channels-first kernels write those few after one dense zero fill (zero_first; kernel
-// 1 at stride 4, 48 groups of 32x32: 0.105 -> 0.033 ms; kernel 2 at stride 4: 0.24 -> 0.19; kernel 2
-// at stride 3, 44% written, stays: 0.16 twinned against 0.22). Only where this build has the
-// group kernels (x86-64). The bound is a third, not a quarter: kernels below the stride write a
-// quarter and the last row of each axis (kernel 1 at stride 2, 28x28: (28/55)^2, 26%).
+// channels-last twin's group-vectorized kernels where the channels-first kernels have no good tile:
+// 3D layers (but kernel = stride = 2, below), whose reduction strides whole planes (kernel 4 at
+// stride 3, 48 groups, 12^3, batch 4: 94 -> 9.5 ms), and 2D layers at stride 3 or more on the
+// innermost axis (but see below), or at stride 2 with phases of three taps or more there (kernel 5,
+// 96 groups of 14x14, batch 2: 0.55 -> 0.09 ms). Kernels of 2s and less at stride 2
+// (centernet_dla_dw: 0.078 against 0.46 twinned) and stride 1 stay, and so do 2D layers whose
+// phases with taps write a quarter of the outputs or less (kernels below the stride:
+// kFewTappedOutputs): the twin transposes the whole output, of which the channels-first kernels
+// write those few after one dense zero fill (zero_first; kernel 1 at stride 4, 48 groups of 32x32:
+// 0.105 -> 0.033 ms; kernel 2 at stride 4: 0.24 -> 0.19; kernel 2 at stride 3, 44% written, stays:
+// 0.16 twinned against 0.22). Only where this build has the group kernels (x86-64). The bound is a
+// third, not a quarter: kernels below the stride write a quarter and the last row of each axis
+// (kernel 1 at stride 2, 28x28: (28/55)^2, 26%).
 constexpr double kFewTappedOutputs = 1.0 / 3.0;
 constexpr int64_t kDepthwiseOneTap3dRows = 16;
 
@@ -474,7 +474,7 @@ bool depthwise_prefers_twin(const Plan::Impl &p) {
     // kernel 4 or 7: 0.18-0.25 ms twinned, 0.35-0.66 here).
     const bool fast_s3 =
         s == 3 && (every_phase_one_tap(p) ||
-                   (floor_mod(p.info.pads_begin[in], s) == tiles::interleaved_depthwise_pad_residue(3) &&
+                   (floor_mod(p.info.pads_begin[in], s) == tiles::interleaved_depthwise_pad_residue((int)s) &&
                     uniform_taps(p, tiles::kInterleavedDepthwiseTaps)));
     if ((s == 4 || s == 8 || fast_s3) && interleaved_kernel_for(p, false, false)) return false;
     // At stride 2, phases of at most two taps (kernel 3 with the short-phase kernel, kernel 4)

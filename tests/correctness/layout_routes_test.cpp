@@ -4,8 +4,8 @@
 //   kernels of depthwise layers, per phase and interleaved; DepthwiseChannelsFirstOnTheTwin:
 //   channels-first ones routed to them; RoutesByTappedPhases: kernels below the stride and 3D
 //   layers of 8-15 channels, channels-first or twinned by their phases; DepthwiseOneTapTiles: the
-//   interleaved kernel's one-tap depthwise tiles; RowBlocksAndOneTapTiles:
-//   the blocked 1D kernel by threads, one-tap layers on channel tiles, twinned or on positions;
+//   interleaved kernel's one-tap depthwise tiles; RowBlocksAndOneTapTiles: the blocked 1D kernel
+//   by threads, one-tap layers on channel tiles, twinned or on positions;
 //   FewOutputChannelsEveryDotTile: the kernels that vectorize input channels; and the rules of
 //   runtime/layer_classes.cpp (FewOutputChannelsTakeTheTwin, FewChannelsAtStride2RunPerPhase,
 //   KernelFourStrideTwoOneDimTakeTheTwin, ...).
@@ -81,11 +81,11 @@ TEST(LayoutWide, DepthwiseRowsSplitAtTileMultiplesWhenLong) {
 // Channels-first depthwise layers that the channels-first kernels tile badly run on the
 // channels-last twin's group kernels (runtime/strategy.cpp, depthwise_prefers_twin): 3D layers
 // but kernel = stride = 2 on rows of 16 or more, and 2D layers at stride 3 but kernel 3 and
-// kernel 6 with pads a multiple of 3, or at stride 2 with phases of three taps or more; kernels up to 2s
-// at stride 2, strides 4 and 8 (the interleaved kernel), stride 1, and kernels below the stride
-// whose phases with taps write a quarter of the outputs or less stay. Each
-// against the reference, through every API, with its plan checked (x86-64, where the group
-// kernels are built; unless the environment pins a route).
+// kernel 6 with pads a multiple of 3, or at stride 2 with phases of three taps or more; kernels
+// up to 2s at stride 2, strides 4 and 8 (the interleaved kernel), stride 1, and kernels below the
+// stride whose phases with taps write a quarter of the outputs or less stay. Each against the
+// reference, through every API, with its plan checked (x86-64, where the group kernels are
+// built; unless the environment pins a route).
 TEST(LayoutWide, DepthwiseChannelsFirstOnTheTwin) {
     struct Case {
         int rank;
@@ -136,8 +136,8 @@ TEST(LayoutWide, DepthwiseChannelsFirstOnTheTwin) {
 // Channels-first depthwise layers at kernel = stride (strides 2-4, ranks 2 and 3) run the
 // interleaved kernel's one-tap tiles (cpu_interleaved_schedule.h): rows that are a whole number
 // of its tiles and rows that are not, for vectors of 4, 8 and 16 lanes and the four-position
-// tile, every pads_begin residue, batch 1-2. Each against the reference, through every API, with its plan checked (x86-64,
-// unless the environment pins a route).
+// tile, every pads_begin residue, batch 1-2. Each against the reference, through every API, with
+// its plan checked (x86-64, unless the environment pins a route).
 TEST(LayoutWide, DepthwiseOneTapTiles) {
     int ran = 0, failed = 0, i = 0;
     for (const int rank : {2, 3})
