@@ -24,6 +24,7 @@ KernelTiles kernel_tiles(const CpuRegisters &regs, DType dtype, const KernelEntr
                          const KernelEntry *interleaved) {
     KernelTiles t;
     t.lanes = tiles::lanes(regs.vector_bits, accumulator_bits(dtype));
+    t.short_positions = tiles::kPositionsShortTile;
     if (channels_kernel) {
         const ScheduleKnobs &k = channels_kernel->knobs;
         t.row_positions = k.q_tile > 0 ? k.q_tile : tiles::channels_last_q_tile(regs.many);

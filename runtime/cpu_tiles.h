@@ -27,7 +27,9 @@ struct KernelTiles {
     // Channel-vectorized kernels: output positions per tile of a row, and the channels their
     // four-position branch needs (a full channel tile).
     int64_t row_positions = 0;
-    int64_t short_positions = 0;  // positions per tile of that branch
+    // Positions per tile of that branch; on the position-vectorized kernels, of their narrowest
+    // vectorized branch (narrower rows run scalar).
+    int64_t short_positions = 0;
     int64_t four_position_channels = 0;
     // Interleaved kernels: groups of s outputs per tile of a row, plain and blocked.
     int64_t interleaved_groups = 0;

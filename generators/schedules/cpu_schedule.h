@@ -90,11 +90,12 @@ inline void schedule_cpu(ConvStages &p, Halide::OutputImageParam out_param, cons
         // takes 16 channels, see below; fewer stay on 4 lanes.)
         base.push_back({channels >= sp.co_tile && width >= 8, 8, sp.co_tile, 8});
     }
-    if (lanes > 4) {
+    const int short_tile = tiles::kPositionsShortTile;
+    if (lanes > short_tile) {
         // Rows narrower than a native vector (e.g. 4x4 phases of an 8x8 output): 4-lane vectors.
         // (Vectorizing channels instead would need the accumulator stored channel-major, and a
         // Func has one storage order for all its specializations: a later, separate Func.)
-        base.push_back({channels >= sp.co_tile && width >= 4, 4, sp.co_tile, 4});
+        base.push_back({channels >= sp.co_tile && width >= short_tile, short_tile, sp.co_tile, short_tile});
     }
     // Three to co_tile - 1 channels (RGB outputs): tiles of 4 (AVX-512) or 3 channels over the full
     // row tile. One channel per tile left two accumulators, each multiply-add waiting on the last
@@ -107,7 +108,7 @@ inline void schedule_cpu(ConvStages &p, Halide::OutputImageParam out_param, cons
     // And rows narrower than a native vector (small maps: phase rows of 4-15 positions), which
     // otherwise ran scalar: a 3D layer of 16 groups of 4 -> 4 channels on 12^3 at 1.8 GFLOP/s.
     if (lanes > 8) base.push_back({width >= 8, 8, 1, 8});
-    if (lanes > 4) base.push_back({width >= 4, 4, 1, 4});
+    if (lanes > short_tile) base.push_back({width >= short_tile, short_tile, 1, short_tile});
     // No square tiles: Halide 14 drops the accumulator's reduction from a branch whose position
     // tile equals its channel tile (the kernel stores zeros: AVX2 4-lane x 4, SSE 4 x 4, AVX-512
     // f64 8 x 8; found by the adjoint tests, reproduced with the kernel alone). Such a branch

@@ -30,6 +30,9 @@ constexpr int groups_q_tile() { return 4; }
 // `co_tile` output channels.
 constexpr int positions_vectors() { return 2; }
 constexpr int positions_co_tile(bool many) { return many ? 8 : 4; }
+// Its narrowest vectorized branch: rows of at least this many positions run 4-lane vectors (or
+// the native 4 lanes of SSE4.1 and NEON); narrower ones run scalar.
+constexpr int kPositionsShortTile = 4;
 
 // Interleaved schedule, cpu_interleaved_schedule.h. Plain: s phases x `vectors` (1) position
 // vectors x accumulators / s channels. Blocked: `blocked_vectors` position vectors x s phases x
