@@ -200,6 +200,45 @@ void call_phase_kernel(const Plan::Impl &p, const KernelEntry *kernel, const Fil
     }
 }
 
+// A 2D channels-first phase call of one output column (an interleaved row's tail output) with
+// its axes swapped: the column's rows become the kernel's innermost, vectorized axis. The
+// kernels read that axis densely, so the input columns the call reads are copied, transposed,
+// into a buffer of their own; the output and filter take the swapped strides as they are.
+// (As a plain call the column ran the kernel's scalar branch once per row.)
+void call_phase_kernel_transposed(const Plan::Impl &p, const KernelEntry *kernel, const FilterPacking &packed,
+                                  const int32_t steps[3], const uint8_t *in_base, int64_t w_off, uint8_t *out_base,
+                                  int64_t out_c_stride, const halide_dimension_t *in_dims,
+                                  const halide_dimension_t *w_dims, const halide_dimension_t *out_dims) {
+    // NCX rank 2: data [x, y, c, g, n], filter [kx, ky, co, ci, g] (kernel_call.h).
+    const int64_t elem = (int64_t)dtype_size(p.dtype);
+    const halide_dimension_t &x = in_dims[0], &y = in_dims[1];
+    // Input columns the call reads: output 0 at tap j reads x = -j * step, j < the taps; those
+    // outside the buffer read as zero (the bounded kernel) or are never read (the interior one).
+    const int64_t x_lo = std::max<int64_t>(x.min, -(int64_t)(w_dims[0].extent - 1) * steps[0]);
+    const int64_t x_hi = std::min<int64_t>(x.min + x.extent, 1);
+    if (x_hi <= x_lo) return;
+    const int64_t cols = x_hi - x_lo, rows = y.extent;
+    const int64_t c = in_dims[2].extent, g = in_dims[3].extent, n = in_dims[4].extent;
+    std::vector<uint8_t> window((size_t)(n * g * c * cols * rows * elem));
+    const std::vector<int64_t> shape = {n, g, c, cols, rows};
+    const std::vector<int64_t> src_st = {in_dims[4].stride, in_dims[3].stride, in_dims[2].stride, x.stride, y.stride};
+    const std::vector<int64_t> dst_st = {g * c * cols * rows, c * cols * rows, cols * rows, rows, 1};
+    copy_tensor(in_base + (x_lo - x.min) * x.stride * elem, src_st, window.data(), dst_st, shape, (size_t)elem);
+    halide_dimension_t id[5], wd[5], od[5];
+    std::copy(in_dims, in_dims + 5, id);
+    std::copy(w_dims, w_dims + 5, wd);
+    std::copy(out_dims, out_dims + 5, od);
+    set_dim(id[0], y.min, rows, 1);
+    set_dim(id[1], x_lo, cols, rows);
+    set_dim(id[2], in_dims[2].min, c, cols * rows);
+    set_dim(id[3], in_dims[3].min, g, c * cols * rows);
+    set_dim(id[4], in_dims[4].min, n, g * c * cols * rows);
+    std::swap(wd[0], wd[1]);
+    std::swap(od[0], od[1]);
+    const int32_t swapped[3] = {steps[1], steps[0], steps[2]};
+    call_phase_kernel(p, kernel, packed, swapped, 2, window.data(), w_off, out_base, out_c_stride, id, wd, od);
+}
+
 }  // namespace
 
 int64_t channels_last_row_tile(const Plan::Impl &p) {
@@ -385,18 +424,23 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                 // all of those lie in [0, X) the interior kernel (no boundary tests) serves the phase.
                 bool interior = true, in_slab = true;
                 const bool interleaved_call = interleave && ph[in] == 0;
+                // 2D tail outputs run as a column, transposed (call_phase_kernel_transposed): 1.3-2.2x
+                // on depthwise layers with tails (kernel 3 stride 2 pad 1; padded kernel = stride),
+                // 1.2-1.4x on grouped ones of 4-8 channels per group.
+                const bool transposed_tail = interleave && ph[in] > 0 && rank == 2 && fmt == DataFormat::NCX &&
+                                             !p.channel_major && slab == nullptr;
                 for (int i = 0; i < rank; i++) {
                     AxisPhase a = interleave && i == in ? p.phases[in][ph[in] == 0 ? 0 : ph[in] - 1] : p.phases[i][ph[i]];
                     if (interleave && i == in && ph[in] > 0) {
-                        // A tail output s*groups + e - 1: phase e - 1's output q = groups, with
-                        // the phase's outputs before it up to the position kernel's narrowest
-                        // vector (recomputed after the interleaved call, which they overwrite
-                        // within rounding, the same every run): one output alone ran its scalar
-                        // branch, at 5-30 ns per output, half of a depthwise layer's time
-                        // (kernel 3 stride 2 pad 1, 256 groups of 14x14: 0.120 -> 0.111 ms; 32
-                        // groups of 8 -> 8 channels at 28x28: 0.32 -> 0.23). The group kernels
-                        // (channels last) vectorize groups instead: their tails stay one wide.
-                        const int64_t span = p.channel_major ? 1 : p.tiles.short_positions;
+                        // A tail output s*groups + e - 1: phase e - 1's output q = groups. Run
+                        // along the row (1D, 3D), with the phase's outputs before it up to the
+                        // position kernel's narrowest vector (recomputed after the interleaved
+                        // call, which they overwrite within rounding, the same every run): one
+                        // output alone ran the kernel's scalar branch (32 groups of 8 -> 8
+                        // channels, 28x28, kernel 3 stride 2 pad 1: 0.32 -> 0.23 ms). The group
+                        // kernels (channels last) vectorize groups instead, and the transposed
+                        // column vectorizes its rows: one wide.
+                        const int64_t span = p.channel_major || transposed_tail ? 1 : p.tiles.short_positions;
                         const int64_t back = std::min<int64_t>(span - 1, groups);
                         a.out_first += s_in * (groups - back);
                         a.in_offset += groups - back;
@@ -527,6 +571,9 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                                                                             steps[1], steps[2], &b.in, &b.w, &b.out);
                         if (rc != 0) fail_kernel(k, rc);
                     }
+                } else if (transposed_tail) {
+                    call_phase_kernel_transposed(p, kernel, packed, steps, in_base, w_off + w_shift, out_base, out_c_stride,
+                                                 in_dims, w_dims, out_dims);
                 } else {
                     call_phase_kernel_rows(p, row_tile, dd(0), kernel, packed, steps, rank, in_base, w_off + w_shift,
                                            out_base, out_c_stride, in_dims, w_dims, out_dims);
