@@ -4,7 +4,8 @@
 //   kernels of depthwise layers, per phase and interleaved; DepthwiseChannelsFirstOnTheTwin:
 //   channels-first ones routed to them; RoutesByTappedPhases: kernels below the stride and 3D
 //   layers of 8-15 channels, channels-first or twinned by their phases; DepthwiseOneTapTiles: the
-//   interleaved kernel's one-tap depthwise tiles; RowBlocksAndOneTapTiles: the blocked 1D kernel
+//   interleaved kernel's one-tap depthwise tiles; InterleavedRowTails: the tail outputs of
+//   interleaved rows (transposed columns in 2D); RowBlocksAndOneTapTiles: the blocked 1D kernel
 //   by threads, one-tap layers on channel tiles, twinned or on positions;
 //   FewOutputChannelsEveryDotTile: the kernels that vectorize input channels; and the rules of
 //   runtime/layer_classes.cpp (FewOutputChannelsTakeTheTwin, FewChannelsAtStride2RunPerPhase,
@@ -158,6 +159,44 @@ TEST(LayoutWide, DepthwiseOneTapTiles) {
                     check_ncx_f32_apis(p, rank, 8600 + 3 * i,
                                        "row of " + std::to_string(x) + ", pad " + std::to_string(pad) + ": ", ran,
                                        failed);
+                }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
+// Tail outputs of interleaved rows (rows of Y outputs, Y mod s > 0: kernel 3 stride 2 pad 1,
+// kernel 5 pad 2, padded kernel = stride at strides 3 and 4): 2D rows run them as transposed
+// columns (runtime/cpu_executor.cpp, call_phase_kernel_transposed), 1D and 3D along the row with
+// the outputs before them. Depthwise, grouped and few-channel layers, rows of 5-21 inputs (tails
+// against rows shorter and longer than a vector), batch 1-2, the outer axis at another stride and
+// pad. Depthwise plans of kernel 3 stride 2 checked to name the interleaved kernel on x86-64 (the
+// others take the channels-last twin with this outer axis: runtime/strategy.cpp,
+// depthwise_prefers_twin).
+TEST(LayoutWide, InterleavedRowTails) {
+    struct Shape {
+        int64_t groups, cin, cout;
+    };
+    struct Axis {
+        int64_t k, s, pad;
+    };
+    int ran = 0, failed = 0, i = 0;
+    for (const int rank : {1, 2, 3})
+        for (const Shape c : {Shape{16, 1, 1}, Shape{2, 8, 8}, Shape{1, 4, 3}})
+            for (const Axis a : {Axis{3, 2, 1}, Axis{5, 2, 2}, Axis{3, 3, 1}, Axis{4, 4, 1}})
+                for (const int64_t x : {5, 21}) {
+                    i++;
+                    if (!deconv_test::rank_built(rank) || (rank == 3 && x > 5)) continue;
+                    const deconv_ref::Problem p = grouped_problem(1 + i % 2, c.groups, c.cin, c.cout, true, rank,
+                                                                  {x, a.k, a.s, a.pad}, {4 + i % 3, 3, 2, 1});
+#if defined(__x86_64__)
+                    const std::string how = ncx_f32_plan(p);
+                    if (rank == 2 && c.cin == 1 && a.k == 3 && a.s == 2 && unpinned(how))
+                        EXPECT_NE(how.find("interleaved_s" + std::to_string(a.s)), std::string::npos) << how;
+#endif
+                    check_ncx_f32_apis(p, rank, 8900 + 3 * i,
+                                       "rank " + std::to_string(rank) + ", kernel " + std::to_string(a.k) + " stride " +
+                                           std::to_string(a.s) + ", row of " + std::to_string(x) + ": ",
+                                       ran, failed);
                 }
     EXPECT_GT(ran, 0);
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
