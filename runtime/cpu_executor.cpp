@@ -31,9 +31,10 @@ namespace {
 // are then contiguous planes), only where the layer makes an input copy (or is depthwise at
 // kernel = stride, in slicing() below), its packed filter fits half of L2 (every slice streams
 // it again: kSliceMaxFilterBytes, below) and the output is at most kSliceMaxGrowth times the
-// input (the copy is then a large share of the memory traffic; fcn8s_upscore8, stride 8 x 8, measured no faster sliced). Measured (2 threads,
-// medians of 3 alternating runs, ms, whole -> 2 / 4 tasks per thread): centernet_dla_dw 0.161
-// (0.106-0.135 in other runs) -> 0.097 / 0.093; grouped32_up 0.189 -> 0.207 / 0.189;
+// input (the copy is then a large share of the memory traffic; fcn8s_upscore8, stride 8 x 8,
+// measured no faster sliced). Measured (2 threads, medians of 3 alternating runs, ms, whole ->
+// 2 / 4 tasks per thread): centernet_dla_dw 0.161 (0.106-0.135 in other runs) -> 0.097 / 0.093;
+// grouped32_up 0.189 -> 0.207 / 0.189;
 // fcn8s_upscore8 0.797 -> 0.858 / 0.922. On 2026-11-25 (medians of 4 alternating runs, 1 / 2 / 4
 // tasks per thread): grouped32_up 0.237 / 0.242 / 0.256, centernet_dla_dw 0.108 / 0.111 / 0.110:
 // one range per thread (the pool deals each thread its own range first, so the cores keep their
@@ -216,10 +217,17 @@ void call_phase_kernel_transposed(const Plan::Impl &p, const KernelEntry *kernel
     // outside the buffer read as zero (the bounded kernel) or are never read (the interior one).
     const int64_t x_lo = std::max<int64_t>(x.min, -(int64_t)(w_dims[0].extent - 1) * steps[0]);
     const int64_t x_hi = std::min<int64_t>(x.min + x.extent, 1);
-    if (x_hi <= x_lo) return;
+    if (x_hi <= x_lo) {
+        // No column inside the buffer (interleaved rows read a copy or an input that holds every
+        // read, so not met there): the plain call, whose kernel writes the column's zeros.
+        call_phase_kernel(p, kernel, packed, steps, 2, in_base, w_off, out_base, out_c_stride, in_dims, w_dims,
+                          out_dims);
+        return;
+    }
     const int64_t cols = x_hi - x_lo, rows = y.extent;
     const int64_t c = in_dims[2].extent, g = in_dims[3].extent, n = in_dims[4].extent;
-    std::vector<uint8_t> window((size_t)(n * g * c * cols * rows * elem));
+    // From the plan's scratch pool, as the edge windows: the same sizes every run.
+    BufferPool::Lease window = p.bordered_pool.take((size_t)(n * g * c * cols * rows * elem));
     const std::vector<int64_t> shape = {n, g, c, cols, rows};
     const std::vector<int64_t> src_st = {in_dims[4].stride, in_dims[3].stride, in_dims[2].stride, x.stride, y.stride};
     const std::vector<int64_t> dst_st = {g * c * cols * rows, c * cols * rows, cols * rows, rows, 1};

@@ -177,17 +177,18 @@ TEST(LayoutWide, InterleavedRowTails) {
         int64_t groups, cin, cout;
     };
     struct Axis {
-        int64_t k, s, pad;
+        int64_t k, s, pad, output_padding = 0;
     };
     int ran = 0, failed = 0, i = 0;
     for (const int rank : {1, 2, 3})
         for (const Shape c : {Shape{16, 1, 1}, Shape{2, 8, 8}, Shape{1, 4, 3}})
-            for (const Axis a : {Axis{3, 2, 1}, Axis{5, 2, 2}, Axis{3, 3, 1}, Axis{4, 4, 1}})
+            for (const Axis a : {Axis{3, 2, 1}, Axis{5, 2, 2}, Axis{3, 3, 1}, Axis{4, 4, 1}, Axis{2, 2, 0, 1}})
                 for (const int64_t x : {5, 21}) {
                     i++;
                     if (!deconv_test::rank_built(rank) || (rank == 3 && x > 5)) continue;
                     const deconv_ref::Problem p = grouped_problem(1 + i % 2, c.groups, c.cin, c.cout, true, rank,
-                                                                  {x, a.k, a.s, a.pad}, {4 + i % 3, 3, 2, 1});
+                                                                  {x, a.k, a.s, a.pad, a.output_padding},
+                                                                  {4 + i % 3, 3, 2, 1});
 #if defined(__x86_64__)
                     const std::string how = ncx_f32_plan(p);
                     if (rank == 2 && c.cin == 1 && a.k == 3 && a.s == 2 && unpinned(how))
