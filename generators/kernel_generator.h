@@ -133,7 +133,9 @@ protected:
 
     // Defines the output from the algorithm and schedules it. `variants`: conditions under which
     // the schedule is worth specialising as a whole (e.g. unit stride), best first.
-    void finish(ConvStages &p, const std::vector<Halide::Expr> &variants) {
+    // `dense_groups`: channels-last tiles get their dense-group branch (cpu_channels_last_schedule.h),
+    // for an algorithm whose positions read consecutive input positions.
+    void finish(ConvStages &p, const std::vector<Halide::Expr> &variants, bool dense_groups = false) {
         using namespace Halide;
         const std::vector<Var> args = p.out_args();
         // The Func of an Output<Buffer<>> added with add_output cannot be assigned a whole
@@ -186,7 +188,9 @@ protected:
         } else if (groups_vectorized()) {
             schedule_cpu_groups(s, *output, t, accumulator_type(storage()), sp);
         } else if (p.channel_major) {
-            schedule_cpu_channels_last(s, *output, t, accumulator_type(storage()), sp, variants);
+            const bool dense = dense_groups && data_layout() == Layout::NXC;
+            schedule_cpu_channels_last(s, *output, t, accumulator_type(storage()), sp, variants,
+                                       dense ? input->dim(2).stride() : Halide::Expr());
         } else {
             schedule_cpu(s, *output, t, accumulator_type(storage()), sp, variants);
         }

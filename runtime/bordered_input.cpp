@@ -43,10 +43,28 @@ bool border_margins(const std::vector<std::vector<AxisPhase>> &phases, const OpG
 
 BorderedInput bordered_buffer(BufferPool &pool, const std::vector<int64_t> &shape, const std::vector<int64_t> &lo,
                               const std::vector<int64_t> &hi, size_t first_spatial, size_t elem,
-                              bool channels_in_rows) {
+                              bool channels_in_rows, int64_t group_channels) {
     const size_t axes = shape.size();
     std::vector<int64_t> padded = shape;
     for (size_t i = 0; i < lo.size(); i++) padded[first_spatial + i] += lo[i] + hi[i];
+    if (group_channels > 0 && first_spatial == 1 && axes >= 3 && shape[axes - 1] % group_channels == 0) {
+        // [N, spatial.., C] with C split into (groups, group_channels): group_channels, then the
+        // spatial axes, then the groups, then the images, innermost first.
+        std::vector<int64_t> st(axes);
+        st[axes - 1] = 1;
+        int64_t count = group_channels;
+        for (size_t a = axes - 1; a-- > 1;) {
+            st[a] = count;
+            count *= padded[a];
+        }
+        const int64_t group_stride = count;
+        count *= shape[axes - 1] / group_channels;
+        st[0] = count;
+        count *= padded[0];
+        BorderedInput out{pool.take((size_t)count * elem), st, 0, group_channels, group_stride};
+        for (size_t i = 0; i < lo.size(); i++) out.origin += lo[i] * st[first_spatial + i];
+        return out;
+    }
     // Axes from the innermost out: shape order, or with the channel axis (1) moved just outside
     // the innermost one.
     std::vector<size_t> order(axes);
@@ -66,9 +84,20 @@ BorderedInput bordered_buffer(BufferPool &pool, const std::vector<int64_t> &shap
     return out;
 }
 
-void copy_bordered(BorderedInput &dst, const uint8_t *src, const std::vector<int64_t> &src_st,
-                   const std::vector<int64_t> &shape, size_t first_spatial, size_t elem, int64_t begin,
+void copy_bordered(BorderedInput &dst, const uint8_t *src, const std::vector<int64_t> &src_st_in,
+                   const std::vector<int64_t> &shape_in, size_t first_spatial, size_t elem, int64_t begin,
                    int64_t count) {
+    // Group-major: the channel axis (the last) split into groups and their channels.
+    std::vector<int64_t> shape = shape_in, src_st = src_st_in, dst_st = dst.strides;
+    if (dst.group_channels > 0) {
+        const int64_t cs = src_st.back();
+        shape.back() /= dst.group_channels;
+        shape.push_back(dst.group_channels);
+        src_st.back() = cs * dst.group_channels;
+        src_st.push_back(cs);
+        dst_st.back() = dst.group_stride;
+        dst_st.push_back(1);
+    }
     // The leading axes flattened: index = ((i_0 * shape_1 + i_1) ...); runs along the last one.
     const size_t last = first_spatial - 1;
     if (count < 0) {
@@ -83,11 +112,11 @@ void copy_bordered(BorderedInput &dst, const uint8_t *src, const std::vector<int
             const int64_t i = rem % shape[a];
             rem /= shape[a];
             src_off += i * src_st[a];
-            dst_off += i * dst.strides[a];
+            dst_off += i * dst_st[a];
         }
         const int64_t run = std::min(count, shape[last] - begin % shape[last]);
         part[last] = run;
-        copy_tensor(src + src_off * (int64_t)elem, src_st, dst.buffer.data() + dst_off * (int64_t)elem, dst.strides,
+        copy_tensor(src + src_off * (int64_t)elem, src_st, dst.buffer.data() + dst_off * (int64_t)elem, dst_st,
                     part, elem);
         begin += run;
         count -= run;

@@ -38,10 +38,14 @@ bool border_margins(const std::vector<std::vector<AxisPhase>> &phases, const OpG
 
 // A zero-bordered copy of the input: the pool's buffer, its dense strides (shape order) and the
 // element offset of the interior's first element.
+// `group_channels` > 0 (group-major, channels last): the channel axis holds groups of so many
+// channels, each group's block of positions `group_stride` elements after the previous one's; the
+// channels of `strides` are then those within a group.
 struct BorderedInput {
     BufferPool::Lease buffer;
     std::vector<int64_t> strides;
     int64_t origin = 0;
+    int64_t group_channels = 0, group_stride = 0;
 };
 
 // A buffer of `pool` for the input of `shape` with margins `lo`/`hi` per spatial axis;
@@ -51,9 +55,11 @@ struct BorderedInput {
 // or more spatial axes): the channel axis is laid out between the innermost spatial axis and the
 // others ([N, outer spatial.., C, X]), so that a kernel reducing over channels at fixed rows
 // steps one padded row per channel rather than one whole plane (see cpu_executor.cpp).
+// `group_channels` > 0 (NXC): group-major ([N, C / group_channels, spatial.., group_channels]), so
+// that each group's positions lie group_channels elements apart (Plan::Impl::group_major_input).
 BorderedInput bordered_buffer(BufferPool &pool, const std::vector<int64_t> &shape, const std::vector<int64_t> &lo,
                               const std::vector<int64_t> &hi, size_t first_spatial, size_t elem,
-                              bool channels_in_rows = false);
+                              bool channels_in_rows = false, int64_t group_channels = 0);
 
 // Copies the interior of the leading axes' index range [begin, begin + count) of `src` (strides
 // `src_st`, any layout; `leading` = the shape's axes before the spatial ones, flattened) into

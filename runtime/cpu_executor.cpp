@@ -336,7 +336,7 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
         const std::vector<int64_t> none(rank, 0);
         bordered_copy.emplace(bordered_buffer(p.bordered_pool, p.input_shape, bordered ? p.border_lo : none,
                                                       bordered ? p.border_hi : none, first_spatial, elem,
-                                                      p.channels_in_rows));
+                                                      p.channels_in_rows, p.group_major_input ? geo.c_in : 0));
         if (slices.tasks == 0 || slices.slab_rows > 0) {
             copy_bordered(*bordered_copy, (const uint8_t *)in_data, in_st, p.input_shape, first_spatial, elem);
         }
@@ -344,6 +344,9 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
         in_st = bordered_copy->strides;
     }
     const std::vector<int64_t> in_nc = to_ncx(in_st, fmt), out_nc = to_ncx(out_st, fmt);
+    // Elements from one group's input to the next (group-major copies: a block of positions).
+    const int64_t in_group_stride =
+        bordered_copy && bordered_copy->group_channels > 0 ? bordered_copy->group_stride : geo.c_in * in_nc[1];
 
     const int dims = rank + 3;
     halide_dimension_t layer_in_dims[6], layer_w_dims[6], layer_out_dims[6];
@@ -351,6 +354,7 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
     auto fd = [&](int logical) { return filter_dim(p.channel_major, rank, logical); };
     set_channel_dims(geo, p.channel_major, in_nc, out_nc, {packed.co, packed.ci, packed.g}, layer_in_dims,
                      layer_w_dims, layer_out_dims);
+    layer_in_dims[dd(rank + 1)].stride = (int32_t)in_group_stride;
     if (p.ci_pairs) {
         // The pair layout's [2*co + ci%2, ci/2] (data_layout.h, logical_filter); the co axis's
         // extent is set per block of output channels below (pair packings are always blocked).
@@ -406,7 +410,7 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
             in_dims[dd(rank + 1)].extent = out_dims[dd(rank + 1)].extent = w_dims[fd(rank + 2)].extent = (int32_t)gn;
             in_dims[dd(rank + 2)].extent = out_dims[dd(rank + 2)].extent = (int32_t)nn;
             const uint8_t *in_base =
-                (const uint8_t *)in_data + (n0 * in_nc[0] + g0 * geo.c_in * in_nc[1]) * (int64_t)elem;
+                (const uint8_t *)in_data + (n0 * in_nc[0] + g0 * in_group_stride) * (int64_t)elem;
             const int64_t out_c_stride = slab ? slab->channel_stride : out_nc[1];
             const int64_t out_shift = (slab ? 0 : n0 * out_nc[0]) + g0 * geo.c_out * out_c_stride;
             uint8_t *const out_root = slab ? slab->data : out_data;

@@ -87,6 +87,11 @@ struct Plan::Impl {
     // between the innermost axis and the outer ones (bordered_buffer), and every run makes one,
     // margins or not (see choose_bordered_input).
     bool channels_in_rows = false;
+    // Channels-last grouped layers of tiles::kDenseGroupChannels input channels per group whose
+    // output channels take the kernels' dense-group tiles (tiles::dense_group_tile): the input
+    // copy is laid out group-major (bordered_buffer), each group's positions that many elements
+    // apart, so that those tiles read it (choose_bordered_input).
+    bool group_major_input = false;
     // Channels-last layers of narrow phase rows and a wide batch run with the images as the
     // innermost row, on this kernel of the next rank (choose_batch_rows), one call per tap window
     // of each axis's phases (tap_windows[axis][phase]); null otherwise.

@@ -15,6 +15,7 @@
 
 #include "../generators/schedules/channel_dots_facts.h"
 #include "../generators/schedules/interleaved_depthwise_facts.h"
+#include "../generators/schedules/tile_facts.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -318,6 +319,19 @@ void choose_edge_windows(Plan::Impl &p, bool blocked) {
 
 // Whether a CPU backprop layer reads a zero-bordered input copy, and whether it runs the
 // interleaved kernel (both need the phases).
+// Channels-last grouped layers whose tiles have the dense-group branch (tile_facts.h) copy their
+// input group-major (Plan::Impl::group_major_input). With one group the caller's layout is
+// already so. f32 accumulators only, as the branch.
+bool group_major_copy(const Plan::Impl &p) {
+    const OpGeometry &g = p.geo;
+    const bool f32_accumulators = p.dtype == DType::f32 || p.dtype == DType::f16 || p.dtype == DType::bf16;
+    if (p.policy.group_major == Toggle::Off || g.data_format != DataFormat::NXC || !p.channel_major || p.groups ||
+        p.dots || p.ci_pairs || g.groups < 2 || !f32_accumulators)
+        return false;
+    if (p.policy.group_major == Toggle::On) return true;
+    return g.c_in == tiles::kDenseGroupChannels && tiles::dense_group_tile(p.regs.many, (int)p.tiles.lanes, g.c_out);
+}
+
 void choose_bordered_input(Plan::Impl &p) {
     const OpGeometry &geo = p.geo;
     const int rank = geo.rank;
@@ -373,6 +387,7 @@ void choose_bordered_input(Plan::Impl &p) {
                 // contiguous run itself is what helps. In 2D it lost (unet_up4, whose input needs
                 // no margins and so no copy otherwise, 18.1 -> 21.6; 192x192 15.3 -> 16.7): 3D only.
                 p.channels_in_rows = interleave && blocked && rank == 3 && p.policy.channels_in_rows != Toggle::Off;
+                p.group_major_input = !interleave && group_major_copy(p);
                 choose_edge_windows(p, blocked);
             }
         }
@@ -778,6 +793,7 @@ std::string describe_execution(const Plan::Impl &p) {
     if (k.interleaved_exact_rows) add("exact groups " + std::to_string(k.tiles.interleaved_groups));
     if (k.edges.middle > 0) add("edge windows");
     if (k.channels_in_rows) add("channels in rows");
+    if (k.group_major_input) add("group-major input");
     if (k.ci_pairs) add("bf16 pairs");
     // (One output channel per group: the group-vectorized kernels have no channel blocks or row
     // splits.)

@@ -19,6 +19,18 @@ constexpr int lanes(int vector_bits, int element_bits) { return vector_bits / el
 constexpr int channels_last_vectors(bool many) { return many ? 4 : 2; }
 constexpr int channels_last_q_tile(bool many) { return many ? 6 : 5; }
 constexpr int kChannelsLastShortTile = 4;
+// On AVX-512, its tiles of one half vector of channels (8-15 output channels per group) have a
+// branch for groups of kDenseGroupChannels input channels whose positions lie that many elements
+// apart: the channel loop unrolled, every input read of a tile row is a constant offset from one
+// address, where the general branch spends an address computation per read. The dispatcher lays
+// grouped layers' input copies out group-major (runtime/bordered_input.h) so that they take it.
+// f32 accumulators only (f32, f16, bf16). (With 16 registers, AVX2's 8-lane tiles spilled with
+// the channels unrolled: 32 groups of 8 -> 8 channels ran 1.6x slower.)
+constexpr int kDenseGroupChannels = 8;
+constexpr int kDenseGroupLanes = 8;
+constexpr bool dense_group_tile(bool many, int lanes, long long c_out) {
+    return many && lanes > kDenseGroupLanes && c_out >= kDenseGroupLanes && c_out < 2 * kDenseGroupLanes;
+}
 
 // Group-vectorized schedule of channels-last depthwise layers, cpu_groups_schedule.h: `vectors`
 // group vectors x `q_tile` output positions (4 x 4 = 16 accumulators of 32, 2 x 4 of 16: each

@@ -5,8 +5,9 @@
 //   channels-first ones routed to them; RoutesByTappedPhases: kernels below the stride and 3D
 //   layers of 8-15 channels, channels-first or twinned by their phases; DepthwiseOneTapTiles: the
 //   interleaved kernel's one-tap depthwise tiles; InterleavedRowTails: the tail outputs of
-//   interleaved rows (transposed columns in 2D); RowBlocksAndOneTapTiles: the blocked 1D kernel
-//   by threads, one-tap layers on channel tiles, twinned or on positions;
+//   interleaved rows (transposed columns in 2D); DepthwiseHalfVectorRows: rows of 8-15 groups;
+//   RowBlocksAndOneTapTiles: the blocked 1D kernel by threads, one-tap layers on channel tiles,
+//   twinned or on positions;
 //   FewOutputChannelsEveryDotTile: the kernels that vectorize input channels; and the rules of
 //   runtime/layer_classes.cpp (FewOutputChannelsTakeTheTwin, FewChannelsAtStride2RunPerPhase,
 //   KernelFourStrideTwoOneDimTakeTheTwin, ...).
@@ -199,6 +200,38 @@ TEST(LayoutWide, InterleavedRowTails) {
                                            std::to_string(a.s) + ", row of " + std::to_string(x) + ": ",
                                        ran, failed);
                 }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
+// Depthwise channels-first rows of 8-15 groups of s outputs on the plain interleaved kernel run
+// half vectors on AVX-512 (cpu_interleaved_schedule.h), with and without the common pad residue
+// and a tail: kernel 3 stride 2 pad 1 (rows of 8, 11 and 14 groups and a tail output), kernel 4
+// stride 2 pad 1 and pad 0, kernel 8 stride 4, kernel 16 stride 8; ranks 2 and 3, batch 1-2,
+// 16 groups, every API, against the reference. Plans of stride 2 in 2D name the interleaved
+// kernel.
+TEST(LayoutWide, DepthwiseHalfVectorRows) {
+    struct Axis {
+        int64_t x, k, s, pad;
+    };
+    int ran = 0, failed = 0, i = 0;
+    for (const int rank : {2, 3})
+        for (const Axis a : {Axis{9, 3, 2, 1}, Axis{12, 3, 2, 1}, Axis{15, 3, 2, 1}, Axis{10, 4, 2, 1},
+                             Axis{11, 4, 2, 0}, Axis{9, 8, 4, 2}, Axis{12, 16, 8, 0}}) {
+            i++;
+            if (!deconv_test::rank_built(rank)) continue;
+            const deconv_ref::Problem p =
+                grouped_problem(1 + i % 2, 16, 1, 1, true, rank, {a.x, a.k, a.s, a.pad}, {rank == 3 ? 3 : 6, 3, 2, 1});
+#if defined(__x86_64__)
+            const std::string how = ncx_f32_plan(p);
+            if (rank == 2 && a.s == 2 && unpinned(how))
+                EXPECT_NE(how.find("interleaved_s2"), std::string::npos) << how;
+#endif
+            check_ncx_f32_apis(p, rank, 9300 + 3 * i,
+                               "rank " + std::to_string(rank) + ", kernel " + std::to_string(a.k) + " stride " +
+                                   std::to_string(a.s) + ", row of " + std::to_string(a.x) + ": ",
+                               ran, failed);
+        }
     EXPECT_GT(ran, 0);
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }

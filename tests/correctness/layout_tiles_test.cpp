@@ -1,6 +1,7 @@
 // The register-tile branches of the channels-last kernels, each against the reference: bf16
 // dot products, channel blocks, batch rows, one channel vector over two rows, groups at each
-// position tile, tap-less phases and rows of four-position tiles.
+// position tile, dense groups on group-major copies, tap-less phases and rows of four-position
+// tiles.
 #include "layout_cases.h"
 
 namespace {
@@ -201,6 +202,53 @@ TEST(LayoutTiles, GroupsAtEachPositionTile) {
                 EXPECT_EQ(how.find("channels-first twin") != std::string::npos, cout < 8) << how;
                 routed++;
             }
+        }
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+    EXPECT_GT(routed, 0);
+}
+
+// Channels-last grouped layers that copy their input may lay the copy out group-major
+// (bordered_input.h), which the kernels' dense-group tiles read on AVX-512: groups of 8 input
+// channels (tiles::kDenseGroupChannels) to 8, 9 and 12 output channels (the dense tiles), 16 (past
+// them) and 5 -> 8 (the layout only, pinned), 2-4 groups and one (the caller's layout already
+// dense), strides 1 and 2, batch 1 and 5 (images in slices, each copying its part), ranks 1-3,
+// f32, f16 and bf16; the rule's choice and both pins. A pinned copy shows in the f32 and f16
+// plans, and the rule's in AVX-512 f32 plans exactly at 8 -> 8-15 channels.
+TEST(LayoutTiles, DenseGroupsOnGroupMajorCopies) {
+    struct Grouping {
+        int64_t groups, cin, cout;
+    };
+    int ran = 0, failed = 0, routed = 0, i = 0;
+    for (DType t : {DType::f32, DType::f16, DType::bf16}) {
+        if (!deconv_test::dtype_built(t)) continue;
+        std::mt19937 seeds(67);
+        for (int rank = 1; rank <= 3; rank++) {
+            if (!deconv_test::rank_built(rank)) continue;
+            for (const Grouping c : {Grouping{4, 8, 8}, Grouping{3, 8, 12}, Grouping{2, 8, 9}, Grouping{2, 8, 16},
+                                     Grouping{3, 5, 8}, Grouping{1, 8, 8}})
+                for (const char *pin : {"", "group_major=on", "group_major=off"}) {
+                    i++;
+                    const AxisSpec inner = i % 2 ? AxisSpec{13, 3, 2, 1} : AxisSpec{9, 3, 1, 1};
+                    const deconv_ref::Problem p = grouped_problem(i % 4 == 0 ? 5 : 1, c.groups, c.cin, c.cout, true,
+                                                                  rank, inner, {rank == 3 ? 3 : 5, 3, 2, 1});
+                    check_random_case(t, seeds(), i % 3, p, ran, failed, pin);
+                    // (bf16 layers may run the input-channel-pair kernels, which read no such copy.)
+                    if (c.groups >= 2 && t != DType::bf16 && std::string(pin) == "group_major=on")
+                        routed += expect_plan_runs(t, p, "group-major input", pin);
+#if defined(__x86_64__)
+                    deconv::Attributes attrs = nxc_attrs(p);
+                    const std::string how = deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, t,
+                                                                 nxc_shape(p.input_shape), p.filter_shape, attrs)
+                                                .describe();
+                    if (t == DType::f32 && *pin == 0 && unpinned(how) && how.find("(avx512") != std::string::npos) {
+                        const bool rule = c.groups >= 2 && c.cin == 8 && c.cout < 16;
+                        EXPECT_EQ(how.find("group-major input") != std::string::npos, rule) << how;
+                        routed++;
+                    }
+#endif
+                }
         }
     }
     EXPECT_GT(ran, 0);
