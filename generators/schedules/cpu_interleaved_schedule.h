@@ -100,16 +100,16 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
         // Few channels (depthwise): one vector of positions, one channel. (Two vectors per tile made
         // Halide 14 store the tile one lane at a time: 48 vextractps per tile at s = 2, as at s = 8.)
         branches.push_back({width >= lanes, lanes, 1, lanes});
+        // Rows of 8-15 groups on AVX-512 with fewer channels than a tile (small depthwise planes, 14
+        // -> 27 outputs at stride 2): half vectors rather than quarter ones (256 groups of 14x14,
+        // kernel 3 stride 2 pad 1: 0.072 -> 0.051 ms, 2 threads, Zen 4). The depthwise
+        // specializations below include them with the full vectors. (Ahead of the four-position
+        // tile of a whole channel tile, they ran 16 -> 8 channels at 7x7, kernel 4 stride 2, 2.4x
+        // slower.)
         const int half = lanes / 2;
-        if (half >= 8 && few_channel_tiles) {
-            // Rows of 8-15 groups on AVX-512 (small depthwise planes, 14 -> 27 outputs at stride
-            // 2): half vectors rather than quarter ones (256 groups of 14x14, kernel 3 stride 2
-            // pad 1: 0.072 -> 0.051 ms, 2 threads, Zen 4). The depthwise specializations below
-            // include it with the full vectors.
-            branches.push_back({width >= half, half, 1, half});
-        }
         if (lanes > 4) {
             branches.push_back({channels >= sp.co_tile && width >= 4, 4, sp.co_tile, 4});
+            if (half >= 8 && few_channel_tiles) branches.push_back({width >= half, half, 1, half});
             branches.push_back({width >= 4, 4, 1, 4});
         }
         // No square tiles (cpu_schedule.h: Halide 14 drops such a branch's reduction).
