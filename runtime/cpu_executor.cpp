@@ -226,8 +226,9 @@ void call_phase_kernel_transposed(const Plan::Impl &p, const KernelEntry *kernel
     }
     const int64_t cols = x_hi - x_lo, rows = y.extent;
     const int64_t c = in_dims[2].extent, g = in_dims[3].extent, n = in_dims[4].extent;
-    // From the plan's scratch pool, as the edge windows: the same sizes every run.
-    BufferPool::Lease window = p.bordered_pool.take((size_t)(n * g * c * cols * rows * elem));
+    // From a pool of the plan (the same sizes every run), not the bordered copy's: a window the
+    // size of that copy would come back to it as its buffer, with inputs in its margins.
+    BufferPool::Lease window = p.slab_pool.take((size_t)(n * g * c * cols * rows * elem));
     const std::vector<int64_t> shape = {n, g, c, cols, rows};
     const std::vector<int64_t> src_st = {in_dims[4].stride, in_dims[3].stride, in_dims[2].stride, x.stride, y.stride};
     const std::vector<int64_t> dst_st = {g * c * cols * rows, c * cols * rows, cols * rows, rows, 1};

@@ -63,7 +63,8 @@ struct Plan::Impl {
     bool border_copy = false;  // some margin is non-zero: each run copies the input into one
     mutable detail::BufferPool bordered_pool;  // the copies' buffers, kept between runs
     mutable detail::BufferPool output_pool;    // dense outputs of channels-last kernels (see run_cpu)
-    mutable detail::BufferPool slab_pool;      // their row slabs' buffers, one per task (see run_cpu)
+    mutable detail::BufferPool slab_pool;      // their row slabs' buffers, one per task (see run_cpu),
+                                               // and other scratch each run overwrites whole
     // Bordered layers whose innermost axis has stride 2 or 8 (dilation 1) run all of its phases
     // together, stored as dense rows (deconv_phase_conv_interleaved); null otherwise.
     const detail::KernelEntry *interleaved_kernel = nullptr;
