@@ -123,10 +123,9 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
     // many elements apart (`position_stride`: the input's, undefined for kernels without the
     // branch). (Grouped 8 -> 8 channels, kernel 3 stride 2, one thread, Zen 4: 1.26x with one
     // group, whose positions lie so; the channel loop unrolled without the dense positions, 1.08x.)
-    // Only on targets where a layer of 8 output channels takes them (tiles::dense_group_tile).
     if (position_stride.defined() && !p.ci_pairs && acc_t == Float(32) &&
-        tiles::dense_group_tile(tiles::many_registers(target.has_feature(Target::AVX512), target.arch == Target::ARM),
-                                lanes, tiles::kDenseGroupLanes)) {
+        tiles::dense_group_target(tiles::many_registers(target.has_feature(Target::AVX512), target.arch == Target::ARM),
+                                  lanes)) {
         const Expr ci_extent = p.r[rank].extent();
         std::vector<Branch> with;
         for (const Branch &b : base) {

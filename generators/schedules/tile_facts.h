@@ -28,8 +28,11 @@ constexpr int kChannelsLastShortTile = 4;
 // the channels unrolled: 32 groups of 8 -> 8 channels ran 1.6x slower.)
 constexpr int kDenseGroupChannels = 8;
 constexpr int kDenseGroupLanes = 8;
+// Whether a target's kernels have the branch (AVX-512: 32 registers, wider than 8 lanes), and
+// whether a layer of `c_out` output channels per group runs it there (one half vector).
+constexpr bool dense_group_target(bool many, int lanes) { return many && lanes > kDenseGroupLanes; }
 constexpr bool dense_group_tile(bool many, int lanes, long long c_out) {
-    return many && lanes > kDenseGroupLanes && c_out >= kDenseGroupLanes && c_out < 2 * kDenseGroupLanes;
+    return dense_group_target(many, lanes) && c_out >= kDenseGroupLanes && c_out < 2 * kDenseGroupLanes;
 }
 
 // Group-vectorized schedule of channels-last depthwise layers, cpu_groups_schedule.h: `vectors`

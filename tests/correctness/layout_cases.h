@@ -82,20 +82,26 @@ inline deconv_ref::Problem grouped_problem(int64_t n, int64_t groups, int64_t ci
     return p;
 }
 
+// The plan (Plan::describe()) of NXC (or `format`) problem `p` with the pins `schedule`.
+inline std::string plan_of(DType t, const deconv_ref::Problem &p, const std::string &schedule = "",
+                           DataFormat format = DataFormat::NXC) {
+    deconv::ExecOptions exec;
+    exec.schedule = schedule;
+    deconv::Attributes attrs = deconv_test::to_lib_attrs(p);
+    attrs.data_format = format;
+    return deconv::Plan::create(p.grouped ? deconv::Op::GroupConvolutionBackpropData
+                                          : deconv::Op::ConvolutionBackpropData,
+                                t, format == DataFormat::NXC ? nxc_shape(p.input_shape) : p.input_shape,
+                                p.filter_shape, attrs, std::nullopt, exec)
+        .describe();
+}
+
 // Whether the plan of NXC (or `format`) problem `p` (with the pins `schedule`) names `part` (a
 // kernel, a step) in Plan::describe(), expected unless the environment pins a knob that can keep
 // it off (the unbordered_* and schedule ctest runs): 1 where checked, 0 where pinned.
 inline int expect_plan_runs(DType t, const deconv_ref::Problem &p, const std::string &part,
                             const std::string &schedule = "", DataFormat format = DataFormat::NXC) {
-    deconv::ExecOptions exec;
-    exec.schedule = schedule;
-    deconv::Attributes attrs = deconv_test::to_lib_attrs(p);
-    attrs.data_format = format;
-    const deconv::Plan plan = deconv::Plan::create(
-        p.grouped ? deconv::Op::GroupConvolutionBackpropData : deconv::Op::ConvolutionBackpropData, t,
-        format == DataFormat::NXC ? nxc_shape(p.input_shape) : p.input_shape, p.filter_shape, attrs, std::nullopt,
-        exec);
-    const std::string how = plan.describe();
+    const std::string how = plan_of(t, p, schedule, format);
     for (const char *pin : {"bordered_input=", "interleave=", "route="})
         if (how.find(pin) != std::string::npos && schedule.find(pin) == std::string::npos) return 0;
     EXPECT_NE(how.find(part), std::string::npos) << how;

@@ -38,12 +38,9 @@ TEST(LayoutWide, DepthwiseEveryGroupTile) {
                 const deconv_ref::Problem p = grouped_problem(i % 5 == 0 ? 2 : 1, groups, 1, 1, true, rank,
                                                               {x, k, s, std::min<int64_t>(1, k - 1)}, {2, 2, 2, 0});
                 if (!routed && groups >= 16) {
-                    const deconv::Plan plan = deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, t,
-                                                                   nxc_shape(p.input_shape), p.filter_shape,
-                                                                   nxc_attrs(p));
                     // (Unless the environment pins a route: the unbordered_* runs. The group
                     // kernels are built for x86-64 only: generators/CMakeLists.txt.)
-                    const std::string how = plan.describe();
+                    const std::string how = plan_of(t, p);
 #if defined(__x86_64__)
                     if (how.find("route=") == std::string::npos)
                         EXPECT_NE(how.find("_nxc_groups"), std::string::npos) << how;

@@ -193,11 +193,7 @@ TEST(LayoutTiles, GroupsAtEachPositionTile) {
                 check_random_case(t, seeds(), ran % 3, p, ran, failed);
                 // The layer's own kernels, whichever route the rules take.
                 if (cout >= 8) check_random_case(t, seeds(), ran % 3, p, ran, failed, "route=channels_last");
-                deconv::Attributes attrs = deconv_test::to_lib_attrs(p);
-                attrs.data_format = DataFormat::NXC;
-                const std::string how = deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, t,
-                                                             nxc_shape(p.input_shape), p.filter_shape, attrs)
-                                            .describe();
+                const std::string how = plan_of(t, p);
                 if (how.find("route=") != std::string::npos || how.find("groups") != std::string::npos) continue;
                 EXPECT_EQ(how.find("channels-first twin") != std::string::npos, cout < 8) << how;
                 routed++;
@@ -238,10 +234,7 @@ TEST(LayoutTiles, DenseGroupsOnGroupMajorCopies) {
                     if (c.groups >= 2 && t != DType::bf16 && std::string(pin) == "group_major=on")
                         routed += expect_plan_runs(t, p, "group-major input", pin);
 #if defined(__x86_64__)
-                    deconv::Attributes attrs = nxc_attrs(p);
-                    const std::string how = deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, t,
-                                                                 nxc_shape(p.input_shape), p.filter_shape, attrs)
-                                                .describe();
+                    const std::string how = plan_of(t, p);
                     if (t == DType::f32 && *pin == 0 && unpinned(how) && how.find("(avx512") != std::string::npos) {
                         const bool rule = c.groups >= 2 && c.cin == 8 && c.cout < 16;
                         EXPECT_EQ(how.find("group-major input") != std::string::npos, rule) << how;
