@@ -92,8 +92,10 @@ bool per_phase_few_channels(const Plan::Impl &p) {
 // tiles are short of accumulators or of positions:
 // - on 16 vector registers (AVX2), one output channel at any size (the interleaved tile holds 2
 //   accumulators; 64 -> 1, kernel 4, 16x16, batch 64: 1.03 -> 0.54 ms), and three with a batch of
-//   kFewOutputsMinImages or kFewOutputsManyCin input channels (6 accumulators; 256 -> 3, kernel
-//   4, 64x64: 1.00 -> 0.73);
+//   kFewOutputsMinImages or kFewOutputsManyCin input channels where a phase has one tap fewer
+//   (kernel 3: 32 -> 3, 32x32, batch 32: 1.49 ms interleaved, 0.89 twinned), or
+//   kFewOutputsTwoTapsCin at kernel 4 (two taps per phase; 64 -> 3, 32x32, batch 64 (dcgan_l5):
+//   4.0 ms interleaved on its 12-accumulator tile, 5.4 twinned; 256 -> 3: 55 against 28);
 // - on any x86 CPU, a batch of kFewOutputsMinImages or more whose phase rows hold at most
 //   kFewOutputsNarrowRow positions (under the position kernel's two 16-lane vectors on AVX-512;
 //   32 -> 3, kernel 3, 16x16, batch 64: 0.48 -> 0.25 ms).
@@ -102,6 +104,7 @@ bool per_phase_few_channels(const Plan::Impl &p) {
 constexpr int64_t kFewOutputsMinCin = 32;
 constexpr int64_t kFewOutputsMinImages = 16;
 constexpr int64_t kFewOutputsManyCin = 128;
+constexpr int64_t kFewOutputsTwoTapsCin = 256;
 constexpr int64_t kFewOutputsNarrowRow = 16;
 
 bool few_outputs_twin(const Plan::Impl &p) {
@@ -111,7 +114,12 @@ bool few_outputs_twin(const Plan::Impl &p) {
         (g.c_out != 1 && g.c_out != 3) || g.c_in < kFewOutputsMinCin)
         return false;
     if (g.n >= kFewOutputsMinImages && widest_phase(p.phases[1]) <= kFewOutputsNarrowRow) return true;
-    return !p.regs.many && (g.c_out == 1 || g.n >= kFewOutputsMinImages || g.c_in >= kFewOutputsManyCin);
+    if (p.regs.many) return false;
+    if (g.c_out == 1) return true;
+    const bool two_taps =
+        g.kernel[0] == 4 && g.kernel[1] == 4 && p.info.dilations[0] == 1 && p.info.dilations[1] == 1;
+    if (two_taps) return g.c_in >= kFewOutputsTwoTapsCin;
+    return g.n >= kFewOutputsMinImages || g.c_in >= kFewOutputsManyCin;
 }
 
 // 1D layers of kernel 4 at stride 2 run on the channels-last twin on 16 vector registers of 8

@@ -34,6 +34,7 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
     using namespace Halide;
     const bool many_regs = tiles::many_registers(target.has_feature(Target::AVX512), target.arch == Target::ARM);
     const int accumulators = tiles::interleaved_accumulators(many_regs);
+    const int few_channel_accumulators = tiles::interleaved_few_channel_accumulators(many_regs);
     if (sp.vectors <= 0) sp.vectors = tiles::interleaved_vectors();
     if (sp.co_tile <= 0) sp.co_tile = std::max(1, accumulators / stride);
     const int rank = (int)p.q.size();
@@ -80,9 +81,10 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
         // RGB outputs (dcgan_l5): 3 channels per tile, s x 3 accumulators where they fit (s = 2;
         // at s = 8 they would be 24). One channel per tile ran 1.3x slower on dcgan_l5. Two vectors
         // of positions where the row holds them (12 accumulators: each weight broadcast serves two
-        // FMAs): dcgan_l5 6.0-6.2 -> 3.7-3.9 ms (2 threads, Zen 4 VM, runs minutes apart).
+        // FMAs): dcgan_l5 6.0-6.2 -> 3.7-3.9 ms (2 threads, Zen 4 VM, runs minutes apart); on AVX2,
+        // within interleaved_few_channel_accumulators, 7.0 -> 4.0 ms.
         if (3 * stride <= accumulators && sp.co_tile > 3) {
-            if (6 * stride <= accumulators && few_channel_tiles) {
+            if (6 * stride <= few_channel_accumulators && few_channel_tiles) {
                 branches.push_back({channels >= 3 && width >= 2 * lanes, 2 * lanes, 3, lanes});
             }
             branches.push_back({channels >= 3 && width >= lanes, lanes, 3, lanes});
@@ -92,7 +94,7 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
         // positions where the row holds them and the registers allow (2 threads, Zen 4 VM,
         // alternating runs: ov_spec_2d 0.80 -> 0.365 ms, ov_spec_1d 3.6 -> 2.35 us).
         if (2 * stride <= accumulators && sp.co_tile > 2 && few_channel_tiles) {
-            if (4 * stride <= accumulators) {
+            if (4 * stride <= few_channel_accumulators) {
                 branches.push_back({channels >= 2 && width >= 2 * lanes, 2 * lanes, 2, lanes});
             }
             branches.push_back({channels >= 2 && width >= lanes, lanes, 2, lanes});
@@ -186,10 +188,14 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
                 if (common_pad_tile(b)) branches.push_back(at_common_pad(d));
                 branches.push_back(d);
             }
-            Branch u = b;
-            u.cond = b.cond && two_taps;
-            u.unroll_j = true;
-            branches.push_back(u);
+            // Tiles past the plain budget (AVX2's 12 of 16) unroll no taps: two taps' input
+            // vectors beside their accumulators spilled one of them to the stack per FMA pair.
+            if (b.co_tile * stride * (b.q_tile / b.vec) <= accumulators) {
+                Branch u = b;
+                u.cond = b.cond && two_taps;
+                u.unroll_j = true;
+                branches.push_back(u);
+            }
             branches.push_back(b);
         }
     }

@@ -54,6 +54,10 @@ constexpr int kPositionsShortTile = 4;
 // channels, blocked_accumulators in all; a row's groups are tiled by blocked_vectors vectors.
 constexpr int interleaved_vectors() { return 1; }
 constexpr int interleaved_accumulators(bool many) { return many ? 16 : 8; }
+// Its tiles of two and three output channels may hold more: their weight broadcasts serve every
+// position vector of a phase, so s phases x 2 vectors x 3 channels need only the two input
+// vectors of one phase and a broadcast beside them (15 of 16 registers).
+constexpr int interleaved_few_channel_accumulators(bool many) { return many ? 16 : 12; }
 constexpr int blocked_vectors(bool many) { return many ? 2 : 1; }
 constexpr int blocked_accumulators(bool many) { return many ? 24 : 12; }
 // Blocked 1D: a block of blocked_tiles_per_block() position tiles of a row is one parallel task

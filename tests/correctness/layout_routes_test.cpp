@@ -325,8 +325,10 @@ TEST(LayoutWide, FewChannelsAtStride2RunPerPhase) {
 // 2D channels-first layers of one or three output channels and 32 or more input channels at
 // stride 2 take the channels-last twin on x86-64 (runtime/layer_classes.cpp, few_outputs_twin):
 // with a batch of 16 and phase rows of 16 positions or fewer on every CPU; on 16 vector registers
-// also one output channel at any size. Two output channels, 16 input channels, and three output
-// channels of one wide image stay channels-first. Each against the reference, through every API;
+// also one output channel at any size, and three with a batch of 16 where a phase has one tap
+// fewer (kernel 3) or with 256 input channels at kernel 4. Two output channels, 16 input channels,
+// three output channels of one wide image, and three of 32 input channels at kernel 4 (the
+// interleaved kernel's 12-accumulator tile) stay channels-first. Each against the reference, through every API;
 // plans checked where nothing pins a knob.
 TEST(LayoutWide, FewOutputChannelsTakeTheTwin) {
     // batch, inner axis, input channels, output channels; twin on AVX-512, twin on AVX2/SSE4.1
@@ -343,6 +345,8 @@ TEST(LayoutWide, FewOutputChannelsTakeTheTwin) {
         {1, {24, 3, 2, 1, 1}, 32, 3, false, false},  // three channels of one image
         {16, {8, 4, 2, 1}, 32, 2, false, false},     // two output channels
         {16, {8, 4, 2, 1}, 16, 1, false, false},     // 16 input channels
+        {16, {24, 4, 2, 1}, 32, 3, false, false},    // three channels at kernel 4, batch 16
+        {1, {24, 4, 2, 1}, 256, 3, false, true},     // 256 input channels at kernel 4
     };
     for (const bool wide : {true, false}) {
         std::vector<RouteCase> cases;
