@@ -6,6 +6,7 @@
 //   layers of 8-15 channels, channels-first or twinned by their phases; DepthwiseOneTapTiles: the
 //   interleaved kernel's one-tap depthwise tiles; InterleavedRowTails: the tail outputs of
 //   interleaved rows (transposed columns in 2D); DepthwiseHalfVectorRows: rows of 8-15 groups;
+//   FewChannelTwoVectorRows: two position vectors of two and three channels;
 //   RowBlocksAndOneTapTiles: the blocked 1D kernel by threads, one-tap layers on channel tiles,
 //   twinned or on positions;
 //   FewOutputChannelsEveryDotTile: the kernels that vectorize input channels; and the rules of
@@ -229,6 +230,45 @@ TEST(LayoutWide, DepthwiseHalfVectorRows) {
                                    std::to_string(a.s) + ", row of " + std::to_string(a.x) + ": ",
                                ran, failed);
         }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
+// Channels-first layers of two and three output channels on the plain interleaved kernel run
+// two position vectors per tile where the row holds them, on 16 registers too (12 accumulators,
+// tiles::interleaved_few_channel_accumulators; without the unrolled taps there): kernel 4 (two
+// taps per phase) and kernel 3 (a short phase) at stride 2, kernel 6 at stride 3 (pinned
+// interleave=plain, which 16 registers need to take it); rows of 20 and 37 inputs (two vectors
+// on AVX2 and SSE4.1, and on AVX-512 too at 37) with and without a tail output, ranks 2-3,
+// batch 1-2, f32, f16 and bf16, every API, against the reference. Plans of stride 2 in 2D name
+// the interleaved kernel.
+TEST(LayoutWide, FewChannelTwoVectorRows) {
+    int ran = 0, failed = 0, i = 0;
+    for (const DType t : {DType::f32, DType::f16, DType::bf16}) {
+        if (!deconv_test::dtype_built(t)) continue;
+        for (const int rank : {2, 3})
+            for (const int64_t cout : {2, 3})
+                for (const AxisSpec a : {AxisSpec{20, 4, 2, 1}, AxisSpec{37, 3, 2, 1, 1}, AxisSpec{20, 3, 2, 1},
+                                         AxisSpec{37, 6, 3, 2}, AxisSpec{20, 6, 3, 1, 2}}) {
+                    i++;
+                    if (!deconv_test::rank_built(rank)) continue;
+                    const deconv_ref::Problem p =
+                        grouped_problem(1 + i % 2, 1, 8, cout, false, rank, a, {rank == 3 ? 3 : 5, 3, 2, 1});
+                    const std::string pin = a.s == 3 ? "interleave=plain" : "";
+#if defined(__x86_64__)
+                    if (t == DType::f32 && rank == 2 && a.s == 2) {
+                        const std::string how = plan_of(t, p, "", DataFormat::NCX);
+                        if (unpinned(how)) EXPECT_NE(how.find("interleaved_s2"), std::string::npos) << how;
+                    }
+#endif
+                    for (int api = 0; api < 3; api++)
+                        check_random_case(t, deconv_test::sweep_seed(t, rank, 9400 + 3 * i + api), api, p, ran,
+                                          failed, pin, DataFormat::NCX,
+                                          "rank " + std::to_string(rank) + ", " + std::to_string(cout) +
+                                              " channels, kernel " + std::to_string(a.k) + " stride " +
+                                              std::to_string(a.s) + ", row of " + std::to_string(a.x) + ": ");
+                }
+    }
     EXPECT_GT(ran, 0);
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
