@@ -110,11 +110,7 @@ inline int expect_plan_runs(DType t, const deconv_ref::Problem &p, const std::st
 
 // The plan (Plan::describe()) of channels-first f32 problem `p` with default options (read by
 // the x86-64 route checks).
-inline std::string ncx_f32_plan(const deconv_ref::Problem &p) {
-    return deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, DType::f32, p.input_shape, p.filter_shape,
-                                deconv_test::to_lib_attrs(p))
-        .describe();
-}
+inline std::string ncx_f32_plan(const deconv_ref::Problem &p) { return plan_of(DType::f32, p, "", DataFormat::NCX); }
 
 // Runs channels-first f32 problem `p` through every API against the reference; counts the runs
 // and failures, the failure prefixed by `what`.

@@ -257,7 +257,7 @@ TEST(LayoutWide, FewChannelTwoVectorRows) {
                     const std::string pin = a.s == 3 ? "interleave=plain" : "";
 #if defined(__x86_64__)
                     if (t == DType::f32 && rank == 2 && a.s == 2) {
-                        const std::string how = plan_of(t, p, "", DataFormat::NCX);
+                        const std::string how = ncx_f32_plan(p);
                         if (unpinned(how)) EXPECT_NE(how.find("interleaved_s2"), std::string::npos) << how;
                     }
 #endif
@@ -368,8 +368,8 @@ TEST(LayoutWide, FewChannelsAtStride2RunPerPhase) {
 // also one output channel at any size, and three with a batch of 16 where a phase has one tap
 // fewer (kernel 3) or with 256 input channels at kernel 4. Two output channels, 16 input channels,
 // three output channels of one wide image, and three of 32 input channels at kernel 4 (the
-// interleaved kernel's 12-accumulator tile) stay channels-first. Each against the reference, through every API;
-// plans checked where nothing pins a knob.
+// interleaved kernel's 12-accumulator tile) stay channels-first. Each against the reference,
+// through every API; plans checked where nothing pins a knob.
 TEST(LayoutWide, FewOutputChannelsTakeTheTwin) {
     // batch, inner axis, input channels, output channels; twin on AVX-512, twin on AVX2/SSE4.1
     struct Case {
