@@ -10,7 +10,8 @@
 //   RowBlocksAndOneTapTiles: the blocked 1D kernel by threads, one-tap layers on channel tiles,
 //   twinned or on positions;
 //   FewOutputChannelsEveryDotTile: the kernels that vectorize input channels; and the rules of
-//   runtime/layer_classes.cpp (FewOutputChannelsTakeTheTwin, FewChannelsAtStride2RunPerPhase,
+//   runtime/layer_classes.cpp (FewOutputChannelsTakeTheTwin, HalfVectorChannelsOnNarrowRows,
+//   FewChannelsAtStride2RunPerPhase,
 //   KernelFourStrideTwoOneDimTakeTheTwin, ...).
 #include "layout_cases.h"
 
@@ -397,6 +398,44 @@ TEST(LayoutWide, FewOutputChannelsTakeTheTwin) {
             cases, 2, wide ? 8480 : 8485,
             [wide](const std::string &how) { return unpinned(how) && (how.find("(avx512") != std::string::npos) == wide; },
             [](const std::string &how, bool twin) { EXPECT_EQ(how.find("channels-last twin") != std::string::npos, twin); });
+    }
+}
+
+// 2D channels-first layers of half a vector of output channels per group (8 on AVX-512, 4 on
+// AVX2), 16 or more input channels, phase reductions up to 256 and phase rows of a vector or
+// less run on the channel tiles (runtime/layer_classes.cpp, half_vector_channels_narrow_rows):
+// strides 1 and 2, kernels 3 and 4, one and two groups, an odd output row. Fewer input channels,
+// a longer reduction and wider rows keep their routes. Each against the reference, through
+// every API; plans checked on the ISA each row is for, where nothing pins a knob.
+TEST(LayoutWide, HalfVectorChannelsOnNarrowRows) {
+    struct Case {
+        int64_t groups;
+        AxisSpec inner;
+        int64_t cin;
+        bool routed;
+    };
+    const std::vector<Case> table = {
+        {1, {7, 4, 2, 1}, 32, true},      // rows of 7 per phase, kernel 4 stride 2
+        {2, {7, 3, 2, 1, 1}, 16, true},   // two groups, kernel 3, output padding
+        {1, {6, 3, 1, 1}, 32, true},      // stride 1
+        {1, {7, 3, 2, 1}, 64, true},      // rows of 7 and 6 outputs per phase (13 in all)
+        {1, {7, 2, 2, 0}, 8, false},      // 8 input channels
+        {1, {7, 4, 2, 1}, 96, false},     // a reduction of 96 x 4 taps
+        {1, {40, 4, 2, 1}, 32, false},    // rows of 40 per phase
+    };
+    for (const bool wide : {true, false}) {
+        const int64_t cout = wide ? 8 : 4;
+        std::vector<RouteCase> cases;
+        for (const Case &c : table)
+            cases.push_back({grouped_problem(1, c.groups, c.cin, cout, true, 2, c.inner, {5, 3, 2, 1}), c.routed});
+        check_route_cases(
+            cases, 2, wide ? 8700 : 8705,
+            [wide](const std::string &how) {
+                return unpinned(how) && how.find(wide ? "(avx512" : "(avx2") != std::string::npos;
+            },
+            [](const std::string &how, bool routed) {
+                EXPECT_EQ(how.find("deconv_phase_conv_channels_") != std::string::npos, routed);
+            });
     }
 }
 
