@@ -349,13 +349,15 @@ TEST(LayoutWide, ShortStrided2DStayChannelsFirst) {
 
 // 2D channels-first layers of 4-15 output channels and 32 or more input channels at stride 2 run
 // per phase on x86-64, not on the interleaved kernel (runtime/strategy.cpp,
-// per_phase_few_channels); 3 output channels or 16 input channels stay interleaved. Each against
-// the reference, through every API; plans checked where nothing pins a knob.
+// per_phase_few_channels); 3 output channels or 16 input channels stay interleaved. Rows of 20
+// positions per phase (narrower rows of half a vector of channels take the channel tiles:
+// HalfVectorChannelsOnNarrowRows). Each against the reference, through every API; plans checked
+// where nothing pins a knob.
 TEST(LayoutWide, FewChannelsAtStride2RunPerPhase) {
     std::vector<RouteCase> cases;
     int n = 0;
     for (const auto &[cin, cout, per_phase] : {std::tuple{32, 4, true}, {40, 15, true}, {32, 3, false}, {16, 8, false}})
-        cases.push_back({grouped_problem(1 + ++n % 2, 1, cin, cout, true, 2, {9, 3, 2, 1}, {6, 4, 2, 1}), per_phase});
+        cases.push_back({grouped_problem(1 + ++n % 2, 1, cin, cout, true, 2, {20, 3, 2, 1}, {6, 4, 2, 1}), per_phase});
     check_route_cases(
         cases, 2, 8470, [](const std::string &how) { return unpinned(how) && how.find("twin") == std::string::npos; },
         [](const std::string &how, bool per_phase) {
