@@ -72,25 +72,28 @@ bool short_1d_positions(const Plan::Impl &p) {
 }
 
 // 2D channels-first layers of half a vector of output channels per group (8 on AVX-512, 4 on
-// AVX2), kHalfVectorMinCin or more input channels and phase reductions (phase_reduction) up to
-// kHalfVectorMaxReduction, whose phase rows along the innermost axis are a vector of positions
-// or narrower, run on the channel tiles (one half vector of channels per position): the
-// position tiles of such a row are one partly empty vector or quarter vectors. 32 -> 8, kernel 4 stride 2, 14x14: 0.052 -> 0.024 ms (AVX-512, 2
-// threads, Zen 4 VM); over the sweep of 1-4 groups of 16-64 -> 8 at 7x7 and 14x14 (kernels 2-4,
-// stride 2), 1.12-2.81x, and under AVX2 of 16-32 -> 4 at 7x7 (strides 1 and 2), 1.04-3.3x. Three
-// quarters of a vector (12 channels, 6 on AVX2: two overlapping half-vector tiles) ran 0.7-1.8x,
-// and rows of two vectors lost (14x14 under AVX2: 0.2-0.4x), as did a reduction of 96 x 25 taps
-// (kernel 5 dilation 2: 0.063 -> 0.074 ms). Not measured with 4 lanes (SSE4.1, NEON).
+// AVX2; on AVX2 also a whole vector, 8), kHalfVectorMinCin or more input channels and phase
+// reductions (phase_reduction) up to kHalfVectorMaxReduction, whose phase rows along the
+// innermost axis are a vector of positions or narrower, run on the channel tiles: the position
+// tiles of such a row are one partly empty vector or quarter vectors. 32 -> 8, kernel 4 stride
+// 2, 14x14: 0.052 -> 0.024 ms (AVX-512, 2 threads, Zen 4 VM). The sweep (bench/
+// narrow_rows_layers.json, docs/performance.md): 1-4 groups of 16-64 -> 8 at 7x7 and 14x14,
+// 1.12-2.81x on AVX-512; under AVX2 16-32 -> 4 at 7x7 1.04-3.3x, 16-64 -> 8 at 7x7 1.6-2.0x.
+// What lost: three quarters of a vector (12 channels, 6 on AVX2: two overlapping half-vector
+// tiles, 0.7-1.8x), a whole vector on AVX-512 (16 channels at 7x7: 0.76-1.03x), rows of two
+// vectors (14x14 under AVX2, 4 channels: 0.2-0.4x) and a reduction of 96 x 25 taps (kernel 5
+// dilation 2: 0.063 -> 0.074 ms). Not measured with 4 lanes (SSE4.1, NEON).
 constexpr int64_t kHalfVectorMinCin = 16;
 constexpr int64_t kHalfVectorMaxReduction = 256;
 
-bool half_vector_channels_narrow_rows(const Plan::Impl &p) {
+bool narrow_rows_channel_tiles(const Plan::Impl &p) {
     if (!kMeasuredHere) return false;
     const OpGeometry &g = p.geo;
     if (g.rank != 2 || g.forward || g.data_format != DataFormat::NCX || p.dtype != DType::f32 ||
         p.policy.route != Policy::Route::Auto)
         return false;
-    return p.tiles.lanes >= 8 && 2 * g.c_out == p.tiles.lanes && g.c_in >= kHalfVectorMinCin &&
+    const bool half_vector = 2 * g.c_out == p.tiles.lanes, avx2_vector = !p.regs.many && g.c_out == p.tiles.lanes;
+    return p.tiles.lanes >= 8 && (half_vector || avx2_vector) && g.c_in >= kHalfVectorMinCin &&
            phase_reduction(p) <= kHalfVectorMaxReduction && widest_phase(p.phases[1]) <= p.tiles.lanes;
 }
 

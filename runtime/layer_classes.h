@@ -23,9 +23,9 @@ bool has_multi_tap_phase(const Plan::Impl &p);
 bool short_strided_2d(const Plan::Impl &p);
 // 1D stride-2 layers of few channels for the interleaved position kernels.
 bool short_1d_positions(const Plan::Impl &p);
-// 2D channels-first layers of half a vector of output channels on rows of a vector or less,
-// for the channel tiles.
-bool half_vector_channels_narrow_rows(const Plan::Impl &p);
+// 2D channels-first layers of half a vector of output channels (AVX2: or a whole one) on rows
+// of a vector or less, for the channel tiles.
+bool narrow_rows_channel_tiles(const Plan::Impl &p);
 // 2D stride-2 position layers of 4-15 output channels that run per phase, not interleaved.
 bool per_phase_few_channels(const Plan::Impl &p);
 // 2D stride-2 layers of one or three output channels that take the channels-last twin.

@@ -65,7 +65,7 @@ bool choose_channel_major(const Plan::Impl &p) {
     if (p.policy.route == Policy::Route::Channels) return true;
     if (p.policy.route == Policy::Route::Positions) return false;
     if (short_1d_positions(p) && !prefers_blocked_interleave(p)) return false;
-    if (half_vector_channels_narrow_rows(p)) return true;
+    if (narrow_rows_channel_tiles(p)) return true;
     return g.c_out >= p.tiles.lanes && (long_reduction(p) || one_tap_channel_tiles(p));
 }
 
