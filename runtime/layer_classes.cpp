@@ -72,8 +72,8 @@ bool short_1d_positions(const Plan::Impl &p) {
 }
 
 // 2D channels-first layers of half a vector of output channels per group (8 on AVX-512, 4 on
-// AVX2; on AVX2 also a whole vector, 8), kHalfVectorMinCin or more input channels and phase
-// reductions (phase_reduction) up to kHalfVectorMaxReduction, whose phase rows along the
+// AVX2; on AVX2 also a whole vector, 8), kNarrowRowsMinCin or more input channels and phase
+// reductions (phase_reduction) up to kNarrowRowsMaxReduction, whose phase rows along the
 // innermost axis are a vector of positions or narrower, run on the channel tiles: the position
 // tiles of such a row are one partly empty vector or quarter vectors. 32 -> 8, kernel 4 stride
 // 2, 14x14: 0.052 -> 0.024 ms (AVX-512, 2 threads, Zen 4 VM). The sweep (bench/
@@ -83,8 +83,8 @@ bool short_1d_positions(const Plan::Impl &p) {
 // tiles, 0.7-1.8x), a whole vector on AVX-512 (16 channels at 7x7: 0.76-1.03x), rows of two
 // vectors (14x14 under AVX2, 4 channels: 0.2-0.4x) and a reduction of 96 x 25 taps (kernel 5
 // dilation 2: 0.063 -> 0.074 ms). Not measured with 4 lanes (SSE4.1, NEON).
-constexpr int64_t kHalfVectorMinCin = 16;
-constexpr int64_t kHalfVectorMaxReduction = 256;
+constexpr int64_t kNarrowRowsMinCin = 16;
+constexpr int64_t kNarrowRowsMaxReduction = 256;
 
 bool narrow_rows_channel_tiles(const Plan::Impl &p) {
     if (!kMeasuredHere) return false;
@@ -93,8 +93,8 @@ bool narrow_rows_channel_tiles(const Plan::Impl &p) {
         p.policy.route != Policy::Route::Auto)
         return false;
     const bool half_vector = 2 * g.c_out == p.tiles.lanes, avx2_vector = !p.regs.many && g.c_out == p.tiles.lanes;
-    return p.tiles.lanes >= 8 && (half_vector || avx2_vector) && g.c_in >= kHalfVectorMinCin &&
-           phase_reduction(p) <= kHalfVectorMaxReduction && widest_phase(p.phases[1]) <= p.tiles.lanes;
+    return p.tiles.lanes >= 8 && (half_vector || avx2_vector) && g.c_in >= kNarrowRowsMinCin &&
+           phase_reduction(p) <= kNarrowRowsMaxReduction && widest_phase(p.phases[1]) <= p.tiles.lanes;
 }
 
 // 2D position-vectorized layers of kPerPhaseMinCout to 15 output channels and

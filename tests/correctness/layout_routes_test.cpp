@@ -406,10 +406,10 @@ TEST(LayoutWide, FewOutputChannelsTakeTheTwin) {
 // 2D channels-first layers of half a vector of output channels per group (8 on AVX-512, 4 on
 // AVX2) or on AVX2 a whole one (8), 16 or more input channels, phase reductions up to 256 and
 // phase rows of a vector or less run on the channel tiles (runtime/layer_classes.cpp,
-// narrow_rows_channel_tiles):
-// strides 1 and 2, kernels 3 and 4, one and two groups, an odd output row. Fewer input channels,
-// a longer reduction and wider rows keep their routes. Each against the reference, through
-// every API; plans checked on the ISA each row is for, where nothing pins a knob.
+// narrow_rows_channel_tiles): strides 1 and 2, kernels 3 and 4, one and two groups, an odd
+// output row. Fewer input channels, a longer reduction and wider rows keep their routes. Each
+// against the reference, through every API; plans checked on the ISA each row is for, where
+// nothing pins a knob.
 TEST(LayoutWide, NarrowRowsOnChannelTiles) {
     struct Case {
         int64_t groups;
