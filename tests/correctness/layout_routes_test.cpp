@@ -427,7 +427,9 @@ TEST(LayoutWide, NarrowRowsOnChannelTiles) {
         {1, {40, 4, 2, 1}, 32, false},    // rows of 40 per phase
     };
     // (AVX-512, 8 channels), (AVX2, 4), (AVX2, 8)
-    for (const auto &[wide, cout] : {std::pair{true, 8}, {false, 4}, {false, 8}}) {
+    for (const std::pair<bool, int64_t> &isa : {std::pair<bool, int64_t>{true, 8}, {false, 4}, {false, 8}}) {
+        const bool wide = isa.first;
+        const int64_t cout = isa.second;
         std::vector<RouteCase> cases;
         for (const Case &c : table)
             cases.push_back({grouped_problem(1, c.groups, c.cin, cout, true, 2, c.inner, {5, 3, 2, 1}), c.routed});
