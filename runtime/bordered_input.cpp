@@ -49,18 +49,26 @@ BorderedInput bordered_buffer(BufferPool &pool, const std::vector<int64_t> &shap
     for (size_t i = 0; i < lo.size(); i++) padded[first_spatial + i] += lo[i] + hi[i];
     if (group_channels > 0 && first_spatial == 1 && axes >= 3 && shape[axes - 1] % group_channels == 0) {
         // [N, spatial.., C] with C split into (groups, group_channels): group_channels, then the
-        // spatial axes, then the groups, then the images, innermost first.
+        // spatial axes but the outermost, then the groups, then the outermost spatial axis and
+        // the images, innermost first. The kernels share a phase's outermost rows out among the
+        // threads, and so does the copy (its outermost axis): each thread copies the rows it
+        // reads. (Groups outside every spatial axis, the copy handed each thread half of the
+        // groups instead, which the other thread then read from its core's cache: 32 groups of 8
+        // -> 8 channels, kernel 3 stride 2, 2 threads, Zen 4: 1.07x faster at 28x28, 1.19x at 7x7.)
         std::vector<int64_t> st(axes);
         st[axes - 1] = 1;
         int64_t count = group_channels;
-        for (size_t a = axes - 1; a-- > 1;) {
+        const size_t outermost = axes >= 4 ? 1 : 0;  // the spatial axis outside the groups, if any
+        for (size_t a = axes - 1; a-- > outermost + 1;) {
             st[a] = count;
             count *= padded[a];
         }
         const int64_t group_stride = count;
         count *= shape[axes - 1] / group_channels;
-        st[0] = count;
-        count *= padded[0];
+        for (size_t a = outermost + 1; a-- > 0;) {
+            st[a] = count;
+            count *= padded[a];
+        }
         BorderedInput out{pool.take((size_t)count * elem), st, 0, group_channels, group_stride};
         for (size_t i = 0; i < lo.size(); i++) out.origin += lo[i] * st[first_spatial + i];
         return out;

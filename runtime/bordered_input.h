@@ -55,8 +55,9 @@ struct BorderedInput {
 // or more spatial axes): the channel axis is laid out between the innermost spatial axis and the
 // others ([N, outer spatial.., C, X]), so that a kernel reducing over channels at fixed rows
 // steps one padded row per channel rather than one whole plane (see cpu_executor.cpp).
-// `group_channels` > 0 (NXC): group-major ([N, C / group_channels, spatial.., group_channels]), so
-// that each group's positions lie group_channels elements apart (Plan::Impl::group_major_input).
+// `group_channels` > 0 (NXC): group-major ([N, X_1, C / group_channels, X_2.., group_channels] for
+// two or more spatial axes, [N, C / group_channels, X, group_channels] for one), so that each
+// group's positions lie group_channels elements apart (Plan::Impl::group_major_input).
 BorderedInput bordered_buffer(BufferPool &pool, const std::vector<int64_t> &shape, const std::vector<int64_t> &lo,
                               const std::vector<int64_t> &hi, size_t first_spatial, size_t elem,
                               bool channels_in_rows = false, int64_t group_channels = 0);

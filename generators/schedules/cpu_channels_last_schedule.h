@@ -119,10 +119,11 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
         }
     }
     // Dense groups (tiles::kDenseGroupChannels): ahead of each one-vector 8-lane tile of
-    // positions, the same tile over groups of that many input channels whose positions are as
-    // many elements apart (`position_stride`: the input's, undefined for kernels without the
-    // branch). (Grouped 8 -> 8 channels, kernel 3 stride 2, one thread, Zen 4: 1.26x with one
-    // group, whose positions lie so; the channel loop unrolled without the dense positions, 1.08x.)
+    // positions, the same rows of channels over groups of that many input channels whose
+    // positions are as many elements apart (`position_stride`: the input's, undefined for kernels
+    // without the branch). (Grouped 8 -> 8 channels, kernel 3 stride 2, one thread, Zen 4: 1.26x
+    // with one group, whose positions lie so; the channel loop unrolled without the dense
+    // positions, 1.08x.)
     if (position_stride.defined() && !p.ci_pairs && acc_t == Float(32) &&
         tiles::dense_group_target(tiles::many_registers(target.has_feature(Target::AVX512), target.arch == Target::ARM),
                                   lanes)) {
@@ -130,9 +131,22 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
         std::vector<Branch> with;
         for (const Branch &b : base) {
             if (b.c_tile == b.vec && b.vec == tiles::kDenseGroupLanes && b.q_tile > 1) {
+                // Their own position tiles: an exact one where a row is its multiple (but of
+                // kDenseGroupQTile), else kDenseGroupQTile, whose shifted last tile recomputes part
+                // of the row.
+                Expr dense = channels >= b.c_tile && ci_extent == tiles::kDenseGroupChannels &&
+                             position_stride == tiles::kDenseGroupChannels;
+                if (b.rows > 1) dense = dense && out_param.dim(nxc ? 3 : 1).extent() >= b.rows;
+                for (int q : tiles::kDenseGroupExactQTiles) {
+                    Branch d = b;
+                    d.q_tile = q;
+                    d.cond = dense && width % q == 0 && width % tiles::kDenseGroupQTile != 0;
+                    d.unroll_ci = true;
+                    with.push_back(d);
+                }
                 Branch d = b;
-                d.cond = b.cond && ci_extent == tiles::kDenseGroupChannels &&
-                         position_stride == tiles::kDenseGroupChannels;
+                d.q_tile = tiles::kDenseGroupQTile;
+                d.cond = dense && width >= d.q_tile;
                 d.unroll_ci = true;
                 with.push_back(d);
             }

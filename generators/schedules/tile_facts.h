@@ -28,6 +28,14 @@ constexpr int kChannelsLastShortTile = 4;
 // the channels unrolled: 32 groups of 8 -> 8 channels ran 1.6x slower.)
 constexpr int kDenseGroupChannels = 8;
 constexpr int kDenseGroupLanes = 8;
+// Its position tiles (one or two rows of them): on rows of a multiple of one of
+// kDenseGroupExactQTiles (and not of kDenseGroupQTile) that one, else kDenseGroupQTile. A tile
+// costs about its positions whatever the row, so the fewest positions computed win. Every input
+// read is a constant offset from one address, so these tiles, wider than the general q_tile,
+// spill no address registers. (32 groups of 8 -> 8 channels, kernel 3 stride 2, one thread, Zen 4,
+// against 6 positions: rows of 7-40 1.03-1.6x faster; 14 positions spilled.)
+constexpr int kDenseGroupExactQTiles[] = {8, 6};
+constexpr int kDenseGroupQTile = 7;
 // Whether a target's kernels have the branch (AVX-512: 32 registers, wider than 8 lanes), and
 // whether a layer of `c_out` output channels per group runs it there (one half vector).
 constexpr bool dense_group_target(bool many, int lanes) { return many && lanes > kDenseGroupLanes; }

@@ -209,7 +209,8 @@ TEST(LayoutTiles, GroupsAtEachPositionTile) {
 // (bordered_input.h), which the kernels' dense-group tiles read on AVX-512: groups of 8 input
 // channels (tiles::kDenseGroupChannels) to 8, 9 and 12 output channels (the dense tiles), 16 (past
 // them) and 5 -> 8 (the layout only, pinned), 2-4 groups and one (the caller's layout already
-// dense), strides 1 and 2, batch 1 and 5 (images in slices, each copying its part), ranks 1-3,
+// dense), rows of each of the dense position tiles, strides 1 and 2, batch 1 and 5 (images in
+// slices, each copying its part), ranks 1-3,
 // f32, f16 and bf16; the rule's choice and both pins. A pinned copy shows in the f32 and f16
 // plans, and the rule's in AVX-512 f32 plans exactly at 8 -> 8-15 channels.
 TEST(LayoutTiles, DenseGroupsOnGroupMajorCopies) {
@@ -226,7 +227,10 @@ TEST(LayoutTiles, DenseGroupsOnGroupMajorCopies) {
                                      Grouping{3, 5, 8}, Grouping{1, 8, 8}})
                 for (const char *pin : {"", "group_major=on", "group_major=off"}) {
                     i++;
-                    const AxisSpec inner = i % 2 ? AxisSpec{13, 3, 2, 1} : AxisSpec{9, 3, 1, 1};
+                    // Rows of every dense tile: 16 (8 positions), 12 (6), 13 and 9 (7, the last
+                    // shifted), and 5 (narrower than those: the general tiles).
+                    const AxisSpec rows[] = {{13, 3, 2, 1}, {9, 3, 1, 1}, {16, 3, 1, 1}, {12, 3, 1, 1}, {5, 3, 1, 1}};
+                    const AxisSpec inner = rows[i % 5];
                     const deconv_ref::Problem p = grouped_problem(i % 4 == 0 ? 5 : 1, c.groups, c.cin, c.cout, true,
                                                                   rank, inner, {rank == 3 ? 3 : 5, 3, 2, 1});
                     check_random_case(t, seeds(), i % 3, p, ran, failed, pin);
