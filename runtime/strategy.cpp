@@ -329,7 +329,7 @@ bool group_major_copy(const Plan::Impl &p) {
         p.dots || p.ci_pairs || g.groups < 2 || !f32_accumulators)
         return false;
     if (p.policy.group_major == Toggle::On) return true;
-    return g.c_in == tiles::kDenseGroupChannels && tiles::dense_group_tile(p.regs.many, (int)p.tiles.lanes, g.c_out);
+    return g.c_in == tiles::kDenseGroupChannels && tiles::dense_group_tile((int)p.tiles.lanes, g.c_out);
 }
 
 // Whether a CPU backprop layer reads a zero-bordered input copy, and whether it runs the

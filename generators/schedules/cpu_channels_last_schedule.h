@@ -124,30 +124,31 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
     // without the branch). (Grouped 8 -> 8 channels, kernel 3 stride 2, one thread, Zen 4: 1.26x
     // with one group, whose positions lie so; the channel loop unrolled without the dense
     // positions, 1.08x.)
-    if (position_stride.defined() && !p.ci_pairs && acc_t == Float(32) &&
-        tiles::dense_group_target(tiles::many_registers(target.has_feature(Target::AVX512), target.arch == Target::ARM),
-                                  lanes)) {
+    const bool many = tiles::many_registers(target.has_feature(Target::AVX512), target.arch == Target::ARM);
+    if (position_stride.defined() && !p.ci_pairs && acc_t == Float(32) && tiles::dense_group_target(lanes)) {
         const Expr ci_extent = p.r[rank].extent();
+        const int q_tile = tiles::kDenseGroupQTile;
         std::vector<Branch> with;
         for (const Branch &b : base) {
             if (b.c_tile == b.vec && b.vec == tiles::kDenseGroupLanes && b.q_tile > 1) {
-                // Their own position tiles: an exact one where a row is its multiple (but of
-                // kDenseGroupQTile), else kDenseGroupQTile, whose shifted last tile recomputes part
-                // of the row.
+                // Their own position tiles: an exact one where a row is its multiple (but not of
+                // q_tile), else q_tile, whose shifted last tile recomputes part of the row.
                 Expr dense = channels >= b.c_tile && ci_extent == tiles::kDenseGroupChannels &&
                              position_stride == tiles::kDenseGroupChannels;
                 if (b.rows > 1) dense = dense && out_param.dim(nxc ? 3 : 1).extent() >= b.rows;
-                for (int q : tiles::kDenseGroupExactQTiles) {
+                const tiles::DenseGroupExactTiles exact = tiles::dense_group_exact_q_tiles(many);
+                for (int i = 0; i < exact.count; i++) {
+                    const int q = exact.q[i];
                     Branch d = b;
                     d.q_tile = q;
-                    d.cond = dense && width % q == 0 && width % tiles::kDenseGroupQTile != 0;
-                    d.unroll_ci = true;
+                    d.cond = dense && width % q == 0 && width % q_tile != 0;
+                    d.unroll_ci = tiles::dense_group_unrolled_channels(many);
                     with.push_back(d);
                 }
                 Branch d = b;
-                d.q_tile = tiles::kDenseGroupQTile;
-                d.cond = dense && width >= d.q_tile;
-                d.unroll_ci = true;
+                d.q_tile = q_tile;
+                d.cond = dense && width >= q_tile;
+                d.unroll_ci = tiles::dense_group_unrolled_channels(many);
                 with.push_back(d);
             }
             with.push_back(b);

@@ -19,29 +19,39 @@ constexpr int lanes(int vector_bits, int element_bits) { return vector_bits / el
 constexpr int channels_last_vectors(bool many) { return many ? 4 : 2; }
 constexpr int channels_last_q_tile(bool many) { return many ? 6 : 5; }
 constexpr int kChannelsLastShortTile = 4;
-// On AVX-512, its tiles of one half vector of channels (8-15 output channels per group) have a
-// branch for groups of kDenseGroupChannels input channels whose positions lie that many elements
-// apart: the channel loop unrolled, every input read of a tile row is a constant offset from one
-// address, where the general branch spends an address computation per read. The dispatcher lays
-// grouped layers' input copies out group-major (runtime/bordered_input.h) so that they take it.
-// f32 accumulators only (f32, f16, bf16). (With 16 registers, AVX2's 8-lane tiles spilled with
-// the channels unrolled: 32 groups of 8 -> 8 channels ran 1.6x slower.)
+// Its tiles of one 8-lane vector of channels (8-15 output channels per group: half a vector on
+// AVX-512, one on AVX2) have a branch for groups of kDenseGroupChannels input channels whose
+// positions lie that many elements apart: every input read of a tile row is a constant offset
+// from one address, where the general branch spends an address computation per read. The
+// dispatcher lays grouped layers' input copies out group-major (runtime/bordered_input.h) so that
+// they take it. f32 accumulators only (f32, f16, bf16).
 constexpr int kDenseGroupChannels = 8;
 constexpr int kDenseGroupLanes = 8;
-// Its position tiles (one or two rows of them): on rows of a multiple of one of
-// kDenseGroupExactQTiles (and not of kDenseGroupQTile) that one, else kDenseGroupQTile. A tile
-// costs about its positions whatever the row, so the fewest positions computed win. Every input
-// read is a constant offset from one address, so these tiles, wider than the general q_tile,
-// spill no address registers. (32 groups of 8 -> 8 channels, kernel 3 stride 2, one thread, Zen 4,
-// against 6 positions: rows of 7-40 1.03-1.6x faster; 14 positions spilled.)
-constexpr int kDenseGroupExactQTiles[] = {8, 6};
-constexpr int kDenseGroupQTile = 7;
-// Whether a target's kernels have the branch (AVX-512: 32 registers, wider than 8 lanes), and
-// whether a layer of `c_out` output channels per group runs it there (one half vector).
-constexpr bool dense_group_target(bool many, int lanes) { return many && lanes > kDenseGroupLanes; }
-constexpr bool dense_group_tile(bool many, int lanes, long long c_out) {
-    return dense_group_target(many, lanes) && c_out >= kDenseGroupLanes && c_out < 2 * kDenseGroupLanes;
+// Whether a target's kernels have the branch (8 lanes or more), and whether a layer of `c_out`
+// output channels per group runs it there (one 8-lane vector).
+constexpr bool dense_group_target(int lanes) { return lanes >= kDenseGroupLanes; }
+constexpr bool dense_group_tile(int lanes, long long c_out) {
+    return dense_group_target(lanes) && c_out >= kDenseGroupLanes && c_out < 2 * kDenseGroupLanes;
 }
+// Its position tiles (one or two rows of them): on rows of a multiple of one of
+// dense_group_exact_q_tiles (and not of kDenseGroupQTile) that one, else kDenseGroupQTile. A
+// tile costs about its positions whatever the row, so the fewest positions computed win. With
+// every input read at a constant offset, these tiles, wider than the general q_tile, spill no
+// address registers. (32 groups of 8 -> 8 channels, kernel 3 stride 2, Zen 4, against the general
+// tiles: rows of 7-40 1.03-1.6x faster on AVX-512, one thread; 1.04-1.34x under AVX2, two
+// threads. 14 positions spilled on AVX-512.) The input channels' loop is unrolled with 32
+// registers only: on AVX2 the unrolled tiles ran 1.1-1.25x slower than the rolled ones.
+// (AVX2 has no exact tiles: its 6-position branch stored the accumulators' initial zeros, the
+// Halide 14 defect of cpu_schedule.h's square tiles, in another shape.)
+constexpr int kDenseGroupQTile = 7;
+struct DenseGroupExactTiles {
+    int count;
+    int q[2];
+};
+constexpr DenseGroupExactTiles dense_group_exact_q_tiles(bool many) {
+    return many ? DenseGroupExactTiles{2, {8, 6}} : DenseGroupExactTiles{0, {0, 0}};
+}
+constexpr bool dense_group_unrolled_channels(bool many) { return many; }
 
 // Group-vectorized schedule of channels-last depthwise layers, cpu_groups_schedule.h: `vectors`
 // group vectors x `q_tile` output positions (4 x 4 = 16 accumulators of 32, 2 x 4 of 16: each

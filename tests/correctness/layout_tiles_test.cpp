@@ -206,13 +206,13 @@ TEST(LayoutTiles, GroupsAtEachPositionTile) {
 }
 
 // Channels-last grouped layers that copy their input may lay the copy out group-major
-// (bordered_input.h), which the kernels' dense-group tiles read on AVX-512: groups of 8 input
+// (bordered_input.h), which the kernels' dense-group tiles read on AVX-512 and AVX2: groups of 8 input
 // channels (tiles::kDenseGroupChannels) to 8, 9 and 12 output channels (the dense tiles), 16 (past
 // them) and 5 -> 8 (the layout only, pinned), 2-4 groups and one (the caller's layout already
 // dense), rows of each of the dense position tiles, strides 1 and 2, batch 1 and 5 (images in
 // slices, each copying its part), ranks 1-3,
 // f32, f16 and bf16; the rule's choice and both pins. A pinned copy shows in the f32 and f16
-// plans, and the rule's in AVX-512 f32 plans exactly at 8 -> 8-15 channels.
+// plans, and the rule's in AVX-512 and AVX2 f32 plans exactly at 8 -> 8-15 channels.
 TEST(LayoutTiles, DenseGroupsOnGroupMajorCopies) {
     struct Grouping {
         int64_t groups, cin, cout;
@@ -239,7 +239,8 @@ TEST(LayoutTiles, DenseGroupsOnGroupMajorCopies) {
                         routed += expect_plan_runs(t, p, "group-major input", pin);
 #if defined(__x86_64__)
                     const std::string how = plan_of(t, p);
-                    if (t == DType::f32 && *pin == 0 && unpinned(how) && how.find("(avx512") != std::string::npos) {
+                    if (t == DType::f32 && *pin == 0 && unpinned(how) &&
+                        (how.find("(avx512") != std::string::npos || how.find("(avx2") != std::string::npos)) {
                         const bool rule = c.groups >= 2 && c.cin == 8 && c.cout < 16;
                         EXPECT_EQ(how.find("group-major input") != std::string::npos, rule) << how;
                         routed++;
