@@ -13,7 +13,8 @@
 // broadcast from its own address, and twelve of them spill the general registers.)
 //
 // Branches (specializations of the same algorithm), tried in order:
-//   full tile; 3 channel vectors x 4 positions x 2 rows (narrow rows, AVX-512 and ARM64, ranks
+//   full tile (five positions wide on rows it covers with fewer positions, AVX-512 and ARM64);
+//   3 channel vectors x 4 positions x 2 rows (narrow rows, AVX-512 and ARM64, ranks
 //   2-3); full channel tile x 4 positions (narrow rows); one channel vector x q_tile x 2 rows
 //   (ranks 2-3); one channel vector x q_tile; one channel vector per position (short rows);
 //   8-lane channel vectors x q_tile (x 2 rows) on AVX-512; 4-lane channel vectors; scalar (fewer than four channels per group: depthwise layers run
@@ -55,6 +56,7 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
     sp = cpu_channels_last_defaults(target, sp);
     const int rank = (int)p.q.size();
     const int lanes = target.natural_vector_size(acc_t);
+    const bool many = tiles::many_registers(target.has_feature(Target::AVX512), target.arch == Target::ARM);
 
     const bool nxc = p.layout == Layout::NXC;
     Expr channels = out_param.dim(nxc ? 0 : rank).extent();
@@ -105,6 +107,15 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
         const int c = (sp.vectors - 1) * lanes;
         base.insert(base.begin() + 1, {channels >= c && width >= 4 && height >= 2, c, lanes, 4, 2});
     }
+    // Rows that tiles of channels_last_fit_q_tile positions cover with fewer positions computed
+    // than q_tile's: that tile (tile_facts.h).
+    const int fit_q = tiles::channels_last_fit_q_tile(many);
+    if (fit_q > 0 && fit_q != sp.q_tile) {
+        const Expr computed = (width + sp.q_tile - 1) / sp.q_tile * sp.q_tile;
+        const Expr fit_computed = (width + fit_q - 1) / fit_q * fit_q;
+        base.insert(base.begin(), {channels >= sp.vectors * lanes && width >= fit_q && fit_computed < computed,
+                                   sp.vectors * lanes, lanes, fit_q});
+    }
     // Rows a multiple of four positions where q_tile's shifted last tile would recompute more than
     // a tenth of the row (dcgan_l4: phases of 16, 18 computed): tiles of four positions divide
     // them. First: inserted after the others, which place themselves by index.
@@ -124,7 +135,6 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
     // without the branch). (Grouped 8 -> 8 channels, kernel 3 stride 2, one thread, Zen 4: 1.26x
     // with one group, whose positions lie so; the channel loop unrolled without the dense
     // positions, 1.08x.)
-    const bool many = tiles::many_registers(target.has_feature(Target::AVX512), target.arch == Target::ARM);
     if (position_stride.defined() && !p.ci_pairs && acc_t == Float(32) && tiles::dense_group_target(lanes)) {
         const Expr ci_extent = p.r[rank].extent();
         const int q_tile = tiles::kDenseGroupQTile;

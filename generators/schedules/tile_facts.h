@@ -19,6 +19,11 @@ constexpr int lanes(int vector_bits, int element_bits) { return vector_bits / el
 constexpr int channels_last_vectors(bool many) { return many ? 4 : 2; }
 constexpr int channels_last_q_tile(bool many) { return many ? 6 : 5; }
 constexpr int kChannelsLastShortTile = 4;
+// With 32 registers its full tiles also come five positions wide (4 x 5 = 20 accumulators), for
+// rows that such tiles cover with fewer positions computed than six-position ones: rows of 7, 9,
+// 13 or 19 (10, 10, 15, 20 positions against 12, 12, 18, 24). (128 -> 128 channels, 8^3 and 12^3,
+// kernel 4 stride 2, rows of 9 and 13: 1.18-1.19x.) AVX2's tiles are five wide already.
+constexpr int channels_last_fit_q_tile(bool many) { return many ? 5 : 0; }
 // Its tiles of one 8-lane vector of channels (8-15 output channels per group: half a vector on
 // AVX-512, one on AVX2) have a branch for groups of kDenseGroupChannels input channels whose
 // positions lie that many elements apart: every input read of a tile row is a constant offset

@@ -283,9 +283,10 @@ TEST(LayoutTiles, TapLessPhasesZeroedEitherWay) {
 
 // Channels-last register tiles (generators/schedules/cpu_channels_last_schedule.h): rows a
 // multiple of four positions whose six-position tiles would recompute more than a tenth of the row
-// take tiles of four (16, 20, 32; 28 and 13 keep six), with 4 channel vectors and with their
-// tails (70), and with 2 channel vectors (32, 40) beside them; heights 2, 3 and 5. Stride 1,
-// kernel 3, pad 1 (each output row as wide as the input), ranks 1-3.
+// take tiles of four (16, 20, 32; 28 keeps six), rows that five-position tiles cover with fewer
+// positions take those on 32 registers (13, 9, 7), with 4 channel vectors and with their tails
+// (70), and with 2 channel vectors (32, 40) beside them; heights 2, 3 and 5. Stride 1, kernel 3,
+// pad 1 (each output row as wide as the input), ranks 1-3.
 TEST(LayoutTiles, ShortRowsOfFourPositionTiles) {
     int ran = 0, failed = 0, i = 0;
     for (DType t : deconv_test::all_dtypes()) {
@@ -293,7 +294,7 @@ TEST(LayoutTiles, ShortRowsOfFourPositionTiles) {
         for (int rank = 1; rank <= 3; rank++) {
             if (!deconv_test::rank_built(rank)) continue;
             for (int64_t cout : {64, 70, 32, 40})
-                for (int64_t x : {16, 20, 32, 28, 13})
+                for (int64_t x : {16, 20, 32, 28, 13, 9, 7})
                     for (int64_t height : {2, 3, 5}) {
                         if ((rank == 1 && height != 2) || (rank == 3 && (height != 3 || x > 20))) continue;
                         const uint64_t seed = deconv_test::sweep_seed(t, rank, 6000 + i++);
