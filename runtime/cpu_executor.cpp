@@ -282,6 +282,38 @@ void call_phase_kernel_rows(const Plan::Impl &p, int64_t row_tile, int x, const 
 }
 
 
+// Tap windows on the outer axes: a phase's outputs near the ends of an outer axis (rows, planes)
+// read the zero border with some of their taps. Where those products are at least
+// 1/kTapWindowShare of the axis's, the phase runs as one call per tap window of that axis
+// (phase_decomposition.h, tap_windows), each with only the taps that read the input: the
+// middle window whole (its kernel's parallel loops), the edge windows as tasks of the pool, one
+// call each on one thread (128 -> 32 channels, 7x7, kernel 4 stride 1: 40 row products of
+// which 28 read the input, 1.31x on 2 threads; policy tap_windows). Layers of fewer than
+// kTapWindowMinMacs run whole: the windows' calls cost more than the products they save
+// (0.4M MACs: 0.88-0.96x). The innermost axis stays whole: its edge windows would be a position
+// or two wide, below the kernels' position tiles.
+namespace {
+
+constexpr int64_t kTapWindowShare = 8;
+constexpr int64_t kTapWindowMinMacs = 1 << 20;
+
+bool windows_axis(const Plan::Impl &p, const AxisPhase &a) {
+    if (p.policy.tap_windows == Toggle::Off || a.tap_count < 2) return false;
+    const int64_t computed = a.out_count * a.tap_count;
+    if (p.policy.tap_windows == Toggle::On) return computed > a.pairs;
+    return p.macs >= kTapWindowMinMacs && (computed - a.pairs) * kTapWindowShare >= computed;
+}
+
+}  // namespace
+
+bool tap_windowed(const Plan::Impl &p) {
+    if (p.geo.forward || p.winograd.f || p.batch_rows_kernel) return false;
+    for (int i = 0; i + 1 < p.geo.rank; i++)
+        for (const AxisPhase &a : p.phases[i])
+            if (windows_axis(p, a)) return true;
+    return false;
+}
+
 // Runs a validated CPU layer: views checked, strides fitting the kernels' 32-bit fields.
 void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int64_t> in_st, const TensorView &output,
              std::vector<int64_t> out_st, const FilterPacking &packed) {
@@ -442,6 +474,7 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                 // 1.4-1.7x on grouped ones of 4-8 channels per group (2 threads, Zen 4).
                 const bool transposed_tail = interleave && ph[in] > 0 && rank == 2 && fmt == DataFormat::NCX &&
                                              !p.channel_major && slab == nullptr;
+                AxisPhase axes[3];
                 for (int i = 0; i < rank; i++) {
                     AxisPhase a = interleave && i == in ? p.phases[in][ph[in] == 0 ? 0 : ph[in] - 1] : p.phases[i][ph[i]];
                     if (interleave && i == in && ph[in] > 0) {
@@ -490,6 +523,7 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                     has_taps = has_taps && (a.tap_count > 0 || (interleaved_call && i == in));
                     interior = interior && a.in_offset - (a.tap_count - 1) * a.in_step >= 0 &&
                                a.out_count - 1 + a.in_offset < geo.in_spatial[i];
+                    axes[i] = a;
                 }
                 const KernelEntry *kernel = interior || bordered ? p.interior_kernel : p.kernel;
                 uint8_t *out_base = out_root + (out_off + out_shift) * (int64_t)elem;
@@ -588,8 +622,69 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                     call_phase_kernel_transposed(p, kernel, packed, steps, in_base, w_off + w_shift, out_base, out_c_stride,
                                                  in_dims, w_dims, out_dims);
                 } else {
-                    call_phase_kernel_rows(p, row_tile, dd(0), kernel, packed, steps, rank, in_base, w_off + w_shift,
-                                           out_base, out_c_stride, in_dims, w_dims, out_dims);
+                    // Tap windows of the outer axes (windows_axis): an odometer over every windowed
+                    // axis's windows, the middle combination (every axis's full-tap window) first.
+                    std::vector<std::vector<TapWindow>> windows(rank - 1);
+                    std::vector<size_t> counts_w(rank - 1, 1);
+                    bool windowed = false;
+                    for (int i = 0; i + 1 < rank && slab == nullptr; i++) {
+                        if (!windows_axis(p, axes[i])) continue;
+                        windows[i] = tap_windows(axes[i], geo.in_spatial[i]);
+                        counts_w[i] = windows[i].size();
+                        windowed = windowed || windows[i].size() > 1;
+                    }
+                    if (!windowed) {
+                        call_phase_kernel_rows(p, row_tile, dd(0), kernel, packed, steps, rank, in_base, w_off + w_shift,
+                                               out_base, out_c_stride, in_dims, w_dims, out_dims);
+                        return;
+                    }
+                    std::vector<std::vector<size_t>> edges;
+                    auto run_window = [&](const std::vector<size_t> &wi) {
+                        halide_dimension_t id[6], wd[6], od[6];
+                        std::copy(in_dims, in_dims + dims, id);
+                        std::copy(w_dims, w_dims + dims, wd);
+                        std::copy(out_dims, out_dims + dims, od);
+                        int64_t o_shift = 0, k_shift = 0;
+                        bool taps = true;
+                        for (int i = 0; i + 1 < rank; i++) {
+                            if (windows[i].empty()) continue;
+                            const TapWindow &t = windows[i][wi[i]];
+                            const int h = rank - 1 - i;
+                            // Output q of the window is the phase's q + q_first, tap j its j + j_first:
+                            // it reads input q + (q_first + in_offset) - (j + j_first) * in_step.
+                            o_shift += t.q_first * od[dd(h)].stride;
+                            k_shift += t.j_first * wd[fd(h)].stride;
+                            od[dd(h)].extent = (int32_t)t.q_count;
+                            wd[fd(h)].extent = (int32_t)t.j_count;
+                            id[dd(h)].min -= (int32_t)(t.q_first - t.j_first * axes[i].in_step);
+                            taps = taps && t.j_count > 0;
+                        }
+                        uint8_t *ob = out_base + o_shift * (int64_t)elem;
+                        if (taps) {
+                            call_phase_kernel_rows(p, row_tile, dd(0), kernel, packed, steps, rank, in_base,
+                                                   w_off + w_shift + k_shift, ob, out_c_stride, id, wd, od);
+                        } else if (!p.zero_first) {
+                            std::vector<int64_t> ext, st;
+                            for (int h = 0; h < dims; h++) {
+                                ext.push_back(od[h].extent);
+                                st.push_back(od[h].stride);
+                            }
+                            zero_fill(ob, elem, ext, st);
+                        }
+                    };
+                    std::vector<size_t> middle(rank - 1, 0);
+                    for (int i = 0; i + 1 < rank; i++) {
+                        for (size_t w = 0; w < windows[i].size(); w++)
+                            if (windows[i][w].j_count == axes[i].tap_count) middle[i] = w;
+                    }
+                    for_each_combination(counts_w, [&](const std::vector<size_t> &wi) {
+                        if (wi != middle) edges.push_back(wi);
+                    });
+                    run_window(middle);
+                    run_slices(std::min<int64_t>((int64_t)edges.size(), pool_threads()), (int64_t)edges.size(),
+                               [&](int64_t begin, int64_t count) {
+                                   for (int64_t e = begin; e < begin + count; e++) run_window(edges[e]);
+                               });
                 }
             });
         };

@@ -29,6 +29,9 @@ void call_phase_kernel_rows(const Plan::Impl &p, int64_t row_tile, int x, const 
                             const halide_dimension_t *w_dims, const halide_dimension_t *out_dims);
 // The channels-last kernels' positions per row tile on this CPU (0: rows run whole).
 int64_t channels_last_row_tile(const Plan::Impl &p);
+// Whether a phase of an outer axis runs in tap windows (policy tap_windows): its edge outputs
+// called with only the taps that read the input.
+bool tap_windowed(const Plan::Impl &p);
 
 }  // namespace detail
 }  // namespace deconv

@@ -95,6 +95,7 @@ const std::vector<Knob> &knobs() {
         toggle_knob("serial", &Policy::serial),
         toggle_knob("zero_first", &Policy::zero_first),
         toggle_knob("group_major", &Policy::group_major),
+        toggle_knob("tap_windows", &Policy::tap_windows),
         count_knob("channel_block", &Policy::channel_block, {"auto", "0", "16", "32", "64", "128", "192", "256"}, 1 << 20),
         count_knob("group_slices", &Policy::group_slices, {"auto", "0", "1", "2", "4"}, 1024),
         count_knob("row_slabs", &Policy::row_slabs, {"auto", "0", "1", "2", "4", "8", "16"}, 1 << 20),
@@ -194,7 +195,7 @@ Policy policy_from_environment() {
         {"DECONV_CHANNELS_IN_ROWS", "channels_in_rows"}, {"DECONV_EDGE_WINDOWS", "edge_windows"},
         {"DECONV_EXACT_ROW_TILES", "exact_row_tiles"},   {"DECONV_CHANNEL_BLOCKS", "channel_block"},
         {"DECONV_SERIAL_MACS", "serial"},
-        {"DECONV_GROUP_MAJOR", "group_major"},
+        {"DECONV_GROUP_MAJOR", "group_major"},           {"DECONV_TAP_WINDOWS", "tap_windows"},
     };
     for (const auto &o : offs) {
         const char *v = env(o.first);

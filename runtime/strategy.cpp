@@ -6,6 +6,7 @@
 
 #include "bordered_input.h"
 #include "checked_math.h"
+#include "cpu_executor.h"
 #include "cpu_thread_pool.h"
 #include "cpu_tiles.h"
 #include "halide_glue.h"
@@ -803,6 +804,7 @@ std::string describe_execution(const Plan::Impl &p) {
     if (k.channel_major && !k.groups && !k.dots && k.policy.exact_row_tiles != Toggle::Off) {
         add("row tile " + std::to_string(k.tiles.row_positions));
     }
+    if (!k.interleaved_kernel && tap_windowed(k)) add("tap windows");
     if (k.zero_first) add("zero first");
     if (p.serial) add("serial");
     const std::string slices = policy_knob_value(p.policy, "group_slices"), slabs = policy_knob_value(p.policy, "row_slabs");

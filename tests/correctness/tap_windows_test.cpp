@@ -1,7 +1,10 @@
 // Tap windows (runtime/phase_decomposition.h): the runs of a stride phase's outputs that read the
-// same window of taps inside the input, which the batch-rows path runs one kernel call each.
-// Checked against brute force over a grid of strides, dilations, kernels, sizes and pads
-// (negative pads included: output_shape may crop past the input).
+// same window of taps inside the input, which the batch-rows path and the outer axes of 2D and
+// 3D layers (runtime/cpu_executor.cpp, policy tap_windows) run one kernel call each. Checked
+// against brute force over a grid of strides, dilations, kernels, sizes and pads (negative pads
+// included: output_shape may crop past the input), and the layers run in windows against the
+// reference.
+#include "layout_cases.h"
 #include "phase_decomposition.h"  // runtime/
 
 #include <gtest/gtest.h>
@@ -50,6 +53,53 @@ TEST(TapWindows, CoverEveryOutputWithExactlyItsTapsInside) {
                         }
                     }
     EXPECT_GT(phases, 1000);
+}
+
+// Layers whose outer axes run in tap windows, pinned on, off and by the rule, against the
+// reference: ranks 2-3, both layouts, strides 1-3, kernels 2-5 (dilated 2 at stride 1), pads
+// from none to most of the kernel, output_padding, two images of one or three groups (slices
+// may split them), with and without the zero-bordered copy, every built dtype. Outer axes of 1
+// to 8 inputs: shorter than the kernel (no window has every tap) and longer. A pin shows in the
+// plan at stride 1; the rule windows a layer of 32 -> 32 channels, 8x8, kernel 4 stride 1.
+TEST(TapWindows, OuterAxesAgainstReference) {
+    using namespace layout_cases;
+    struct Axes {
+        int64_t k, s, d, pad, output_padding;
+    };
+    const Axes axes[] = {{4, 1, 1, 0, 0}, {3, 1, 2, 1, 0}, {5, 2, 1, 1, 1}, {4, 2, 1, 0, 0}, {5, 3, 1, 2, 2}};
+    int ran = 0, failed = 0, plans = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t)) continue;
+        std::mt19937 seeds(61);
+        for (int rank : {2, 3}) {
+            if (!deconv_test::rank_built(rank)) continue;
+            for (DataFormat format : {DataFormat::NCX, DataFormat::NXC})
+                for (const Axes &a : axes)
+                    for (const char *pin : {"tap_windows=on", "tap_windows=on bordered_input=off", "tap_windows=off"}) {
+                        const int64_t x = 1 + (int64_t)(seeds() % 8), groups = ran % 2 ? 3 : 1;
+                        deconv_ref::Problem p =
+                            grouped_problem(2, groups, 3, 8 + (int64_t)(seeds() % 9), true, rank,
+                                            {6, a.k, a.s, a.pad, a.output_padding}, {x, a.k, a.s, a.pad, a.output_padding});
+                        p.dilations.assign(rank, a.d);
+                        check_random_case(t, seeds(), ran % 3, p, ran, failed, pin, format);
+                        if (a.s == 1 && a.k > x && std::string(pin) == "tap_windows=on")
+                            plans += expect_plan_runs(t, p, "tap windows", pin, format);
+                    }
+        }
+    }
+    // The rule: f32, both layouts, ranks 2-3.
+    for (int rank : {2, 3}) {
+        if (!deconv_test::rank_built(rank)) continue;
+        for (DataFormat format : {DataFormat::NCX, DataFormat::NXC}) {
+            const deconv_ref::Problem p = grouped_problem(1, 1, 32, 32, false, rank, {8, 4, 1, 0}, {8, 4, 1, 0});
+            check_random_case(DType::f32, deconv_test::sweep_seed(DType::f32, rank, 7100 + ran), ran % 3, p, ran, failed,
+                              "", format);
+            plans += expect_plan_runs(DType::f32, p, "tap windows", "", format);
+        }
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_GT(plans, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
 }  // namespace
