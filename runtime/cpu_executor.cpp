@@ -286,7 +286,8 @@ void call_phase_kernel_rows(const Plan::Impl &p, int64_t row_tile, int x, const 
 
 
 // Tap windows on the outer axes: a phase's outputs near the ends of an outer axis (rows, planes)
-// read the zero border with some of their taps. Where those products are at least
+// read the zero border with some of their taps (with one tap, an output past the input reads
+// nothing else: output_padding at kernel = stride). Where those products are at least
 // 1/kTapWindowShare of the axis's and about kTapWindowMinSaved of the layer's MACs, the phase
 // runs as one call per tap window of that axis (phase_decomposition.h, tap_windows), each with
 // only the taps that read the input: the middle window whole (its kernel's parallel loops), the
@@ -300,7 +301,7 @@ constexpr int64_t kTapWindowShare = 24;
 constexpr double kTapWindowMinSaved = 256 * 1024;
 
 bool windows_axis(const Plan::Impl &p, const AxisPhase &a) {
-    if (p.policy.tap_windows == Toggle::Off || a.tap_count < 2) return false;
+    if (p.policy.tap_windows == Toggle::Off || a.tap_count < 1) return false;
     const int64_t computed = a.out_count * a.tap_count, border = computed - a.pairs;
     if (p.policy.tap_windows == Toggle::On) return border > 0;
     return border * kTapWindowShare >= computed && (double)p.macs * border >= kTapWindowMinSaved * computed;

@@ -57,16 +57,18 @@ TEST(TapWindows, CoverEveryOutputWithExactlyItsTapsInside) {
 
 // Layers whose outer axes run in tap windows, pinned on, off and by the rule, against the
 // reference: ranks 2-3, both layouts, strides 1-3, kernels 2-5 (dilated 2 at stride 1), pads
-// from none to most of the kernel, output_padding, two images of one or three groups (slices
-// may split them), with and without the zero-bordered copy, every built dtype. Outer axes of 1
-// to 8 inputs: shorter than the kernel (no window has every tap) and longer. A pin shows in the
-// plan at stride 1; the rule windows a layer of 32 -> 32 channels, 8x8, kernel 4 stride 1.
+// from none to most of the kernel, output_padding (at kernel = stride = 2: one-tap phases whose
+// last output only receives zeros, a window of no taps), two images of one or three groups
+// (slices may split them), with and without the zero-bordered copy, every built dtype. Outer
+// axes of 1 to 8 inputs: shorter than the kernel (no window has every tap) and longer. A pin
+// shows in the plan at stride 1; the rule windows a layer of 32 -> 32 channels, 8x8, kernel 4
+// stride 1.
 TEST(TapWindows, OuterAxesAgainstReference) {
     using namespace layout_cases;
     struct Axes {
         int64_t k, s, d, pad, output_padding;
     };
-    const Axes axes[] = {{4, 1, 1, 0, 0}, {3, 1, 2, 1, 0}, {5, 2, 1, 1, 1}, {4, 2, 1, 0, 0}, {5, 3, 1, 2, 2}};
+    const Axes axes[] = {{4, 1, 1, 0, 0}, {3, 1, 2, 1, 0}, {5, 2, 1, 1, 1}, {4, 2, 1, 0, 0}, {5, 3, 1, 2, 2}, {2, 2, 1, 0, 1}};
     int ran = 0, failed = 0, plans = 0;
     for (DType t : deconv_test::all_dtypes()) {
         if (!deconv_test::dtype_built(t)) continue;
