@@ -220,20 +220,20 @@ bool strided_one_tap_2d(const Plan::Impl &p) {
 // than its general limit: from kWinogradFewTiles tiles per phase over the batch, with
 // kWinogradFewTilesMinChannels or more input and output channels per group, whose products then
 // reuse each transformed weight across enough channels to pay for its transforms. On AVX-512
-// where it saves half the products (2D F(4, 2) and F(4, 3)); on 16 registers only where it saves
-// more than F(4, 2) can (2.56x: F(4, 3) on 3x3 phases), F(4, 2) there ran 0.43-0.97x as fast as
-// the direct kernels. 256 -> 128, kernel 4 stride 2, 16x16 (16 tiles): 0.76 -> 0.55 ms; 8x8,
-// batch 8 (32 tiles): 1.45 -> 1.01; 128 -> 128, kernel 3 stride 1, 14x14: 0.15 -> 0.085 (AVX2
-// 0.39 -> 0.18; 2 threads, Zen 5; docs/performance.md). Fewer channels gained 0.9-1.2x.
-// Measured on x86-64 only.
-constexpr int64_t kWinogradFewTiles = 16;
-constexpr int64_t kWinogradFewTilesMinChannels = 128;
+// where it saves 1.67x of the products or more (2D F(4, 2) on 2x2-tap phases whose pads clip the
+// border, F(4, 3)); on 16 registers only where it saves more than F(4, 2) can (2.56x: F(4, 3) on
+// 3x3 phases), F(4, 2) there ran 0.43-0.97x as fast as the direct kernels. Zen 4, 2 threads:
+// kernel 4 stride 2 pad 1 (1.96x saved at 4x4 inputs), 64-512 -> 64-256 channels, 4x4 to 16x16,
+// 1.06-2.27x; 7x7, 4 tiles, 1.21-1.31x; kernel 3 stride 1, 64-96 -> 64-128 channels, 7x7 to
+// 16x16, 1.94-2.62x. 64 -> 32 ran 0.64-2.0x (docs/performance.md). Measured on x86-64 only.
+constexpr int64_t kWinogradFewTiles = 4;
+constexpr int64_t kWinogradFewTilesMinChannels = 64;
 
 bool winograd_pays_on_few_tiles(const Plan::Impl &p, int64_t tiles, int64_t products) {
     if (!kMeasuredHere || tiles < kWinogradFewTiles || p.geo.c_in < kWinogradFewTilesMinChannels ||
         p.geo.c_out < kWinogradFewTilesMinChannels)
         return false;
-    return p.regs.many ? products * 2 <= p.macs : products * 13 <= p.macs * 5;  // 2.6x
+    return p.regs.many ? products * 5 <= p.macs * 3 : products * 13 <= p.macs * 5;  // 1.67x, 2.6x
 }
 
 // Channels-last output-channel blocks (strategy.cpp, choose_channel_block) whose weights per

@@ -296,8 +296,8 @@ TEST(WinogradChoice, FollowsTheAlgorithmOption) {
     EXPECT_TRUE(on_winograd(plan_of(Algorithm::Auto, deconv::DType::f32, in, w, k4s2())));
     EXPECT_FALSE(on_winograd(plan_of(Algorithm::Auto, deconv::DType::f32, in, w, k4s2(), "algorithm=direct")));
     EXPECT_TRUE(on_winograd(plan_of(Algorithm::Winograd, deconv::DType::f32, in, w, k4s2())));
-    // Few tiles (16 per phase) of 64 channels: the rules keep the direct kernels.
-    EXPECT_FALSE(on_winograd(plan_of(Algorithm::Auto, deconv::DType::f32, {1, 64, 16, 16}, w, k4s2())));
+    // Few tiles (16 per phase) of 32 channels: the rules keep the direct kernels.
+    EXPECT_FALSE(on_winograd(plan_of(Algorithm::Auto, deconv::DType::f32, {1, 32, 16, 16}, {32, 32, 4, 4}, k4s2())));
     // Few channels: the rules keep the direct kernels; a pin or Winograd still runs it.
     const std::vector<int64_t> narrow_in = {1, 8, 48, 48}, narrow_w = {8, 8, 4, 4};
     EXPECT_FALSE(on_winograd(plan_of(Algorithm::Auto, deconv::DType::f32, narrow_in, narrow_w, k4s2())));
@@ -319,9 +319,10 @@ TEST(WinogradChoice, FollowsTheAlgorithmOption) {
               std::string::npos);
 }
 
-// Auto on phases of 16 to 127 tiles (runtime/layer_classes.cpp, winograd_pays_on_few_tiles):
-// layers of 128 or more channels take it on x86-64, F(4, 3) on any CPU variant, F(4, 2) where
-// the CPU has 32 vector registers (AVX-512); fewer channels or fewer tiles keep the direct kernels.
+// Auto on phases of 4 to 127 tiles (runtime/layer_classes.cpp, winograd_pays_on_few_tiles):
+// layers of 64 or more input and output channels take it on x86-64, F(4, 3) on any CPU variant,
+// F(4, 2) where the CPU has 32 vector registers (AVX-512); fewer channels or fewer tiles keep
+// the direct kernels.
 TEST(WinogradChoice, ManyChannelsOnFewTiles) {
     if (!rank_built(2) || !dtype_built(deconv::DType::f32)) GTEST_SKIP() << "rank 2 or f32 not built";
     deconv::Attributes k3s1;
@@ -338,9 +339,19 @@ TEST(WinogradChoice, ManyChannelsOnFewTiles) {
     EXPECT_FALSE(on_winograd(f43)) << f43.describe();
     EXPECT_FALSE(on_winograd(f42)) << f42.describe();
 #endif
-    // 64 channels; 2 x 2 tiles per phase.
-    EXPECT_FALSE(on_winograd(plan_of(Algorithm::Auto, deconv::DType::f32, {1, 64, 14, 14}, {64, 64, 3, 3}, k3s1)));
-    EXPECT_FALSE(on_winograd(plan_of(Algorithm::Auto, deconv::DType::f32, {1, 256, 8, 8}, {256, 128, 4, 4}, k4s2())));
+    // 64 channels (4 x 4 tiles); 2 x 2 tiles per phase.
+    const deconv::Plan f43_64 = plan_of(Algorithm::Auto, deconv::DType::f32, {1, 64, 14, 14}, {64, 64, 3, 3}, k3s1);
+    const deconv::Plan f42_4 = plan_of(Algorithm::Auto, deconv::DType::f32, {1, 256, 8, 8}, {256, 128, 4, 4}, k4s2());
+#if defined(__x86_64__)
+    EXPECT_TRUE(on_winograd(f43_64)) << f43_64.describe();
+    EXPECT_EQ(on_winograd(f42_4), wide) << f42_4.describe();
+#else
+    EXPECT_FALSE(on_winograd(f43_64)) << f43_64.describe();
+    EXPECT_FALSE(on_winograd(f42_4)) << f42_4.describe();
+#endif
+    // 64 -> 32 channels; one tile per phase.
+    EXPECT_FALSE(on_winograd(plan_of(Algorithm::Auto, deconv::DType::f32, {1, 64, 14, 14}, {64, 32, 3, 3}, k3s1)));
+    EXPECT_FALSE(on_winograd(plan_of(Algorithm::Auto, deconv::DType::f32, {1, 128, 4, 4}, {128, 128, 3, 3}, k3s1)));
 }
 
 // Algorithm::Winograd on a layer it cannot run: Unsupported, naming why.
