@@ -164,6 +164,41 @@ TEST(LayoutWide, DepthwiseOneTapTiles) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
+// Channels-first depthwise layers with kernels below the stride (phases without taps): on
+// AVX-512 they run the interleaved kernel, which writes the tap-less phases' zeros within its
+// rows (runtime/strategy.cpp, interleaved_kernel_for), except rows of fewer than 12 groups with
+// three or more tail outputs. Kernels 1-3 at strides 2-4, output_padding 0 and 1 (rows with and
+// without tails), rows of 7 and 14 inputs, ranks 2 and 3, batch 1-2, each against the reference
+// through every API; 2D plans checked on x86-64 (unless the environment pins a route).
+TEST(LayoutWide, DepthwiseBelowStrideInterleaved) {
+    struct Axis {
+        int64_t k, s;
+    };
+    int ran = 0, failed = 0, i = 0;
+    for (const int rank : {2, 3})
+        for (const Axis a : {Axis{1, 2}, Axis{1, 3}, Axis{2, 4}, Axis{3, 4}})
+            for (const int64_t op : {0, 1})
+                for (const int64_t x : {7, 14}) {
+                    i++;
+                    if (!deconv_test::rank_built(rank) || (rank == 3 && x > 7)) continue;
+                    const deconv_ref::Problem p =
+                        grouped_problem(1 + i % 2, 24 + 8 * (i % 3), 1, 1, true, rank, {x, a.k, a.s, 0, op}, {5, a.k, a.s, 0, op});
+#if defined(__x86_64__)
+                    const std::string how = ncx_f32_plan(p);
+                    const int64_t y = (x - 1) * a.s + a.k + op, tail = y % a.s;
+                    const bool expected = !(tail >= 3 && y / a.s < 12);
+                    if (rank == 2 && unpinned(how) && how.find("(avx512") != std::string::npos)
+                        EXPECT_EQ(how.find("interleaved_s" + std::to_string(a.s)) != std::string::npos, expected) << how;
+#endif
+                    check_ncx_f32_apis(p, rank, 9400 + 3 * i,
+                                       "rank " + std::to_string(rank) + ", kernel " + std::to_string(a.k) + " stride " +
+                                           std::to_string(a.s) + ", row of " + std::to_string(x) + ": ",
+                                       ran, failed);
+                }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
 // Tail outputs of interleaved rows (rows of Y outputs, Y mod s > 0: kernel 3 stride 2 pad 1,
 // kernel 5 pad 2, padded kernel = stride at strides 3 and 4): 2D rows run them as transposed
 // columns (runtime/cpu_executor.cpp, call_phase_kernel_transposed), 1D and 3D along the row with
