@@ -252,6 +252,18 @@ int64_t channel_block_within_cache(const Plan::Impl &p, int64_t block) {
     return bytes > kBlockWeightBytes ? tile : block;
 }
 
+// Output channels half a vector past a whole number of vectors (24, 40, 72 f32 channels on
+// AVX-512), in one block or the last of blocks `block` (0: one packing): the kernels' tiles cover
+// the rest by shifting a full tile back over channels already computed (24 computed as 32, 40 as
+// 64). A block of the whole vectors, then one of the half vector, which the kernels' half-vector
+// branch computes exactly: 96 -> 24 channels, 3D, 1.25x (deconv tune).
+int64_t half_vector_last_block(const Plan::Impl &p, int64_t block) {
+    const int64_t lanes = p.tiles.lanes, c = p.geo.c_out;
+    if (!kMeasuredHere || !p.regs.many || lanes <= 8 || c < lanes || c % lanes != lanes / 2) return block;
+    if (block == 0 || block >= c) return c - lanes / 2;
+    return block;
+}
+
 // Whether any phase has more than one tap.
 bool has_multi_tap_phase(const Plan::Impl &p) {
     for (const auto &axis : p.phases)

@@ -111,6 +111,41 @@ TEST(LayoutChannelBlocks, LargeReductionsTakeOneTileBlocks) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
+// Output channels half a vector past a whole number of vectors (24, 40, 72 per group) run a
+// block of the whole vectors, then one of the half vector (runtime/layer_classes.cpp,
+// half_vector_last_block): checked on x86-64 AVX-512 f32 plans where nothing pins a knob; both
+// layouts (channels-first on the twin), ranks 1-3, one and two groups, every built dtype, each
+// against the reference.
+TEST(LayoutChannelBlocks, HalfVectorLastBlock) {
+    int ran = 0, failed = 0, i = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t)) continue;
+        for (int rank = 1; rank <= 3; rank++) {
+            if (!deconv_test::rank_built(rank)) continue;
+            for (int64_t cout : {24, 40, 72})
+                for (DataFormat format : {DataFormat::NXC, DataFormat::NCX}) {
+                    i++;
+                    const int64_t groups = 1 + i % 2;
+                    const deconv_ref::Problem p =
+                        grouped_problem(1, groups, 48, cout, true, rank, {9, 3, 1, 1}, {3, 3, 1, 1});
+#if defined(__x86_64__)
+                    const std::string how = plan_of(t, p, "", format);
+                    // (Plans on the channel-vectorized kernels: a channels-first layer may stay on
+                    // its own.)
+                    if (t == DType::f32 && unpinned(how) && how.find("(avx512") != std::string::npos &&
+                        how.find("phase_conv_nxc_interior") != std::string::npos)
+                        EXPECT_NE(how.find("channel blocks of " + std::to_string(cout - 8) + ","), std::string::npos)
+                            << how;
+#endif
+                    check_random_case(t, deconv_test::sweep_seed(t, rank, 4200 + i), i % 3, p, ran, failed, "",
+                                      format);
+                }
+        }
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
 // Channels-last layers of narrow phase rows and 16 or more images run with the images as the
 // next rank's innermost axis, one kernel call per tap window (runtime/batch_rows_executor.cpp,
 // choose_batch_rows): ranks 1 and 2, pads past the input, a phase of no tap, groups, channel
