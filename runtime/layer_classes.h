@@ -43,9 +43,9 @@ bool winograd_pays_on_few_tiles(const Plan::Impl &p, int64_t tiles, int64_t prod
 // A channels-last block of `block` output channels, narrowed to one channel tile where its
 // weights would not stay in L2.
 int64_t channel_block_within_cache(const Plan::Impl &p, int64_t block);
-// The channel block (0: one packing) that leaves output channels half a vector past a whole
-// number of vectors to a last block of that half vector (AVX-512).
-int64_t half_vector_last_block(const Plan::Impl &p, int64_t block);
+// The channel block (0: one packing) whose blocks the channel tiles cover exactly, where one
+// block of the output channels would compute a tenth more of them (AVX-512).
+int64_t exact_channel_blocks(const Plan::Impl &p, int64_t block);
 
 }  // namespace detail
 }  // namespace deconv

@@ -631,13 +631,11 @@ int64_t choose_channel_block(const Plan::Impl &p) {
     bool narrow = p.geo.rank >= 2;
     for (const AxisPhase &a : p.phases[p.geo.rank - 1]) narrow = narrow && a.out_count < p.tiles.row_positions;
     const bool one_tile = !p.regs.many && p.tiles.four_position_channels > 0;
-    int64_t block = 0;
-    if (narrow) {
-        block = one_tile ? p.tiles.four_position_channels : kNarrowRowChannelBlock;
-    } else if (p.geo.data_format == DataFormat::NXC) {
-        block = one_tile ? p.tiles.four_position_channels : channel_block_within_cache(p, kChannelBlock);
-    }
-    return half_vector_last_block(p, block);
+    // (Narrow rows' blocks hold their own branch's tiles: exact_channel_blocks counts the others.)
+    if (narrow) return one_tile ? p.tiles.four_position_channels : kNarrowRowChannelBlock;
+    if (p.geo.data_format != DataFormat::NXC) return 0;
+    return exact_channel_blocks(
+        p, one_tile ? p.tiles.four_position_channels : channel_block_within_cache(p, kChannelBlock));
 }
 
 // Phase plans whose phases without taps (kernel below the stride) hold half of the output or more
