@@ -287,6 +287,22 @@ int64_t exact_channel_blocks(const Plan::Impl &p, int64_t block) {
     return (whole - split) * 100 >= whole * kExactBlocksMinSaving ? b : block;
 }
 
+// 1D channels-first layers of one tap per phase at most (kernel below the stride) stay on the
+// position kernels, not the channels-last twin, where a third of the phases or fewer have taps
+// (kernel 1 at stride 3: 1.48x in geomean, 1.12x at least) or half of them do and every phase
+// holds as many outputs (kernel 1 at stride 2 with output_padding 1: 1.33x, 1.04x at least).
+// 16-256 -> 8-128 channels, rows of 100-4000, 2 threads, Zen 4: the twin transposes a whole
+// output of which those phases write a part, around a reduction of the input channels alone.
+// At stride 2 with a tail output (kernel 1, output_padding 0: 0.76-1.41x) and at kernels 2 of
+// strides 3-4 (0.62-1.49x) it stays as it was. Measured on x86-64 only.
+bool one_tap_1d_positions(const Plan::Impl &p) {
+    if (!kMeasuredHere || p.geo.rank != 1 || p.geo.forward || has_multi_tap_phase(p)) return false;
+    const int64_t s = p.info.strides[0];
+    int64_t tapped = 0;
+    for (const AxisPhase &a : p.phases[0]) tapped += a.tap_count > 0;
+    return tapped * 3 <= s || (tapped * 2 <= s && p.out_spatial[0] % s == 0);
+}
+
 // Whether any phase has more than one tap.
 bool has_multi_tap_phase(const Plan::Impl &p) {
     for (const auto &axis : p.phases)

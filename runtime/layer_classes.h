@@ -16,6 +16,8 @@ int64_t phase_reduction(const Plan::Impl &p);
 bool uniform_taps(const Plan::Impl &p, int64_t taps);
 // Whether every phase of every axis has exactly one tap (kernel = stride).
 bool every_phase_one_tap(const Plan::Impl &p);
+// 1D channels-first layers of one tap per phase at most that stay on the position kernels.
+bool one_tap_1d_positions(const Plan::Impl &p);
 // Whether any phase has more than one tap.
 bool has_multi_tap_phase(const Plan::Impl &p);
 

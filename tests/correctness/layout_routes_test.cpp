@@ -310,9 +310,10 @@ TEST(LayoutWide, FewChannelTwoVectorRows) {
 }
 
 // Channels-first layers routed by their phases (runtime/strategy.cpp, choose_via_channels_last):
-// kernels below the stride whose phases have one tap at most and write a third of the outputs or
-// less stay on the channels-first kernels, whatever their channel counts; at half written they
-// take the twin (16 or more output channels). 3D layers of 8-15 output channels take the twin
+// kernels below the stride whose phases have one tap at most and write a quarter of the outputs
+// or less stay on the channels-first kernels, whatever their channel counts; at half written they
+// take the twin (16 or more output channels), but 1D layers with taps in a third of the phases
+// or fewer, or in half of them with no tail output, stay (one_tap_1d_positions). 3D layers of 8-15 output channels take the twin
 // where a phase has several taps, not where every phase has one. 1D layers at stride 1 stay
 // with 96 or fewer products per output (input channels x taps). Each against the reference,
 // through every API, with its plan checked (x86-64, where the channels-last kernels are built;
@@ -329,6 +330,9 @@ TEST(LayoutWide, RoutesByTappedPhases) {
         {1, {40, 1, 4, 0}, {}, 2, 4, 16, false},              // kernel 1 at stride 4, 1D: 25%
         {3, {9, 1, 2, 0}, {6, 1, 2, 0}, 1, 16, 16, false},    // kernel 1 at stride 2, 3D: 16%
         {1, {12, 1, 2, 0}, {}, 1, 16, 32, true},              // kernel 1 at stride 2, 1D: 52%
+        {1, {12, 1, 2, 0, 1}, {}, 1, 16, 32, false},          // the same, output_padding 1: 50%, no tail
+        {1, {30, 1, 3, 0}, {}, 1, 32, 16, false},             // kernel 1 at stride 3, 1D: 34%
+        {1, {30, 2, 3, 0}, {}, 1, 32, 16, true},              // kernel 2 at stride 3, 1D: 67%
         {3, {7, 3, 2, 1}, {5, 3, 2, 1}, 1, 12, 8, true},      // 3D, 8 channels, phases of 2 taps
         {3, {7, 2, 2, 0}, {5, 2, 2, 0}, 1, 16, 8, false},     // 3D, 8 channels, one tap each
         {1, {40, 3, 1, 1}, {}, 1, 16, 32, false},             // 1D stride 1, 16 x 3 products
