@@ -19,6 +19,12 @@ namespace {
 
 using namespace layout_cases;
 
+// "rank R, kernel K stride S, row of X: ", the prefix of a case's failure message.
+std::string row_case(int rank, int64_t k, int64_t s, int64_t x) {
+    return "rank " + std::to_string(rank) + ", kernel " + std::to_string(k) + " stride " + std::to_string(s) +
+           ", row of " + std::to_string(x) + ": ";
+}
+
 // Channels-last depthwise layers (one input and one output channel per group) run the
 // group-vectorized kernels: group counts on every side of their tiles (4-lane, one vector, the
 // full tile of several vectors, and scalar under four; lanes are 4 to 16), rows narrower and
@@ -191,9 +197,7 @@ TEST(LayoutWide, DepthwiseBelowStrideInterleaved) {
                         EXPECT_EQ(how.find("interleaved_s" + std::to_string(a.s)) != std::string::npos, expected) << how;
 #endif
                     check_ncx_f32_apis(p, rank, 9400 + 3 * i,
-                                       "rank " + std::to_string(rank) + ", kernel " + std::to_string(a.k) + " stride " +
-                                           std::to_string(a.s) + ", row of " + std::to_string(x) + ": ",
-                                       ran, failed);
+                                       row_case(rank, a.k, a.s, x), ran, failed);
                 }
     EXPECT_GT(ran, 0);
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
@@ -230,9 +234,7 @@ TEST(LayoutWide, InterleavedRowTails) {
                         EXPECT_NE(how.find("interleaved_s" + std::to_string(a.s)), std::string::npos) << how;
 #endif
                     check_ncx_f32_apis(p, rank, 8900 + 3 * i,
-                                       "rank " + std::to_string(rank) + ", kernel " + std::to_string(a.k) + " stride " +
-                                           std::to_string(a.s) + ", row of " + std::to_string(x) + ": ",
-                                       ran, failed);
+                                       row_case(rank, a.k, a.s, x), ran, failed);
                 }
     EXPECT_GT(ran, 0);
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
