@@ -303,6 +303,25 @@ bool one_tap_1d_positions(const Plan::Impl &p) {
     return tapped * 3 <= s || (tapped * 2 <= s && p.out_spatial[0] % s == 0);
 }
 
+// 2D and 3D channels-first depthwise layers with kernels below the stride run the interleaved
+// kernel on CPUs of 32 vector registers (strategy.cpp, interleaved_kernel_for): their per-phase
+// rows of a stride's spacing store an element at a time, the interleaved rows whole vectors (the
+// tap-less phases' zeros within them). 32-96 groups of 7x7 to 56x56, kernels 1-3 at strides 2-4,
+// 2 threads, Zen 4: 1.41x in geomean, 1.61x where the rows hold whole groups of s outputs. Not
+// rows of fewer than kTailedMinGroups groups with kManyTailOutputs outputs past them, each a
+// transposed column call (kernel 3 stride 4 on 7x7: 0.5-0.6x), nor on 16 registers (AVX2:
+// 0.58-0.82x at strides 2 and 3, 0.5-4.3x at stride 4). Measured on x86-64 only.
+constexpr int64_t kTailedMinGroups = 12;
+constexpr int64_t kManyTailOutputs = 3;
+
+bool depthwise_interleaves_below_stride(const Plan::Impl &p) {
+    const OpGeometry &g = p.geo;
+    const int in = g.rank - 1;
+    const int64_t s = p.info.strides[in], tail = p.out_spatial[in] % s;
+    return kMeasuredHere && g.c_in == 1 && g.c_out == 1 && g.rank >= 2 && p.regs.many &&
+           !(tail >= kManyTailOutputs && p.out_spatial[in] / s < kTailedMinGroups);
+}
+
 // Whether any phase has more than one tap.
 bool has_multi_tap_phase(const Plan::Impl &p) {
     for (const auto &axis : p.phases)

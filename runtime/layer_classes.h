@@ -18,6 +18,8 @@ bool uniform_taps(const Plan::Impl &p, int64_t taps);
 bool every_phase_one_tap(const Plan::Impl &p);
 // 1D channels-first layers of one tap per phase at most that stay on the position kernels.
 bool one_tap_1d_positions(const Plan::Impl &p);
+// 2D-3D channels-first depthwise layers that run the interleaved kernel with tap-less phases.
+bool depthwise_interleaves_below_stride(const Plan::Impl &p);
 // Whether any phase has more than one tap.
 bool has_multi_tap_phase(const Plan::Impl &p);
 

@@ -190,18 +190,10 @@ const KernelEntry *interleaved_kernel_for(const Plan::Impl &p, bool channel_majo
         return nullptr;
     // Kernels below the stride leave phases of the innermost axis without taps: the interleaved
     // kernels would multiply their packed zeros, which the per-phase kernels skip (1D, 128 -> 64,
-    // kernel 1 at stride 2: 0.13 ms blocked, 0.05-0.06 per phase with zero_first). Not so 2D and 3D
-    // depthwise layers (one product per tap): their per-phase rows of a stride's spacing store an
-    // element at a time, the interleaved rows whole vectors (32-96 groups of 7x7 to 56x56, kernels
-    // 1-3 at strides 2-4, 2 threads, Zen 4: 1.41x in geomean, 1.61x where the rows hold whole
-    // groups of s outputs; docs/performance.md), but rows of fewer than kTailedMinGroups groups
-    // with kManyTailOutputs outputs past them, each a transposed column call (kernel 3 stride 4 on
-    // 7x7: 0.5-0.6x). On 32 vector registers (AVX-512) only: with 16 they ran 0.58-0.82x at
-    // strides 2 and 3, 0.5-4.3x at stride 4. Pins still run them.
-    constexpr int64_t kTailedMinGroups = 12, kManyTailOutputs = 3;
-    const int64_t tail = p.out_spatial[in] % s;
-    const bool depthwise = p.geo.c_in == 1 && p.geo.c_out == 1 && p.geo.rank >= 2 && p.regs.many &&
-                           !(tail >= kManyTailOutputs && p.out_spatial[in] / s < kTailedMinGroups);
+    // kernel 1 at stride 2: 0.13 ms blocked, 0.05-0.06 per phase with zero_first); but not
+    // depthwise layers (layer_classes.cpp, depthwise_interleaves_below_stride). Pins still run
+    // them.
+    const bool depthwise = depthwise_interleaves_below_stride(p);
     if (p.policy.interleave == Policy::Interleave::Auto) {
         if ((!every_phase_tapped(p.phases[in]) && !depthwise) || per_phase_few_channels(p)) return nullptr;
     }
