@@ -158,6 +158,20 @@ void run_slices(int64_t tasks, int64_t units, const Fn &fn) {
     if (c.error) std::rethrow_exception(c.error);
 }
 
+// zero_fill over a kernel call's output view: its `n` dims, then `copies` of them `step`
+// elements apart (an interleaved call's phases).
+void zero_fill_view(uint8_t *base, size_t elem, const halide_dimension_t *dims, int n, int64_t copies = 1,
+                    int64_t step = 0) {
+    std::vector<int64_t> ext, st;
+    for (int h = 0; h < n; h++) {
+        ext.push_back(dims[h].extent);
+        st.push_back(dims[h].stride);
+    }
+    ext.push_back(copies);
+    st.push_back(step);
+    zero_fill(base, elem, ext, st);
+}
+
 // Exact row tiles: the channels-last kernels tile a row by q_tile positions (KernelTiles) and
 // shift its last tile back over its neighbour, recomputing up to q_tile - 1 positions of a row
 // that is no multiple of q_tile (dilated_s1's phase rows of 56: 60 computed; 1.13-1.24 -> 1.05-1.07
@@ -537,16 +551,8 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                     // No output row of this phase in the slab.
                 } else if (!has_taps) {
                     if (p.zero_first) return;  // zeroed above
-                    std::vector<int64_t> ext, st;
-                    for (int h = 0; h < dims; h++) {
-                        ext.push_back(out_dims[h].extent);
-                        st.push_back(out_dims[h].stride);
-                    }
-                    if (interleaved_call) {  // every phase of every group
-                        ext.push_back(s_in);
-                        st.push_back(x_step);
-                    }
-                    zero_fill(out_base, elem, ext, st);
+                    // Under interleaving, every phase of every group.
+                    zero_fill_view(out_base, elem, out_dims, dims, interleaved_call ? s_in : 1, x_step);
                 } else if (interleaved_call) {
                     // [ph, q, outer axes.., co, g, n] and [j, ph, outer taps.., co, ci, g], whatever the
                     // layout (the group-vectorized kernel's groups are dense instead of its phases).
@@ -667,12 +673,7 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                             call_phase_kernel_rows(p, row_tile, dd(0), kernel, packed, steps, rank, in_base,
                                                    w_off + w_shift + k_shift, ob, out_c_stride, id, wd, od);
                         } else if (!p.zero_first) {
-                            std::vector<int64_t> ext, st;
-                            for (int h = 0; h < dims; h++) {
-                                ext.push_back(od[h].extent);
-                                st.push_back(od[h].stride);
-                            }
-                            zero_fill(ob, elem, ext, st);
+                            zero_fill_view(ob, elem, od, dims);
                         }
                     };
                     std::vector<size_t> middle(rank - 1, 0);
