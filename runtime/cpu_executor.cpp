@@ -10,6 +10,8 @@
 #include "tensor_copy.h"
 #include "winograd_executor.h"
 
+#include "../generators/schedules/row_tiles.h"
+
 #include "HalideRuntime.h"
 
 #include <algorithm>
@@ -172,23 +174,33 @@ void zero_fill_view(uint8_t *base, size_t elem, const halide_dimension_t *dims, 
     zero_fill(base, elem, ext, st);
 }
 
-// Exact row tiles: the channels-last kernels tile a row by q_tile positions (KernelTiles) and
-// shift its last tile back over its neighbour, recomputing up to q_tile - 1 positions of a row
-// that is no multiple of q_tile (dilated_s1's phase rows of 56: 60 computed; 1.13-1.24 -> 1.05-1.07
-// ms split). Such rows run as two calls instead: the longest head of whole tiles whose rest is a
-// multiple of the four-position branch's tile, then the rest, which that branch tiles exactly (it
-// needs the full tile's channels). Returns the head, or 0 for one call (policy exact_row_tiles).
+// Exact row tiles: the channels-last kernels tile a row by q_tile positions (KernelTiles), or by
+// the fit or four-position tiles where those compute fewer (generators/schedules/row_tiles.h),
+// and shift the last tile back over its neighbour, recomputing up to a tile's width less one of a
+// row that is no multiple of it (dilated_s1's phase rows of 56: 60 computed; 1.13-1.24 ->
+// 1.05-1.07 ms split). Such rows run as two calls instead, a head and a rest that those tiles
+// cover with fewer positions computed in all: the fewest, and of those the shortest rest. Odd
+// rows take the fit tiles on one side (31 as 25 + 6 on AVX-512: 35 computed whole; 1.13x). A
+// rest of kMaxExactRest positions finds the best split of any row with tiles of 3-8 and a second
+// call pays only where it saves 1/kExactRowSaving of the row or more (4001 as 3995 + 6 saved one
+// position and cost 1.45x). Both parts at least four wide: narrower rows run one position per
+// step. Returns the head, or 0 for one call (policy exact_row_tiles).
+constexpr int64_t kMaxExactRest = 30;
+constexpr int64_t kExactRowSaving = 32;
+
 int64_t exact_row_head(const Plan::Impl &p, int64_t width, int64_t q_tile) {
     const int64_t four = p.tiles.short_positions;
     if (q_tile == 0 || width % q_tile == 0 || p.geo.c_out < p.tiles.four_position_channels) return 0;
-    // Rows a multiple of four whose q_tile tiles would recompute more than a tenth of the row run
-    // whole on the kernels' four-position tiles already (cpu_channels_last_schedule.h): dcgan_l4's
-    // rows of 16 split 12 + 4 ran 2% slower (one more call per phase and image slice).
-    const int64_t recomputed = (width + q_tile - 1) / q_tile * q_tile - width;
-    if (width % four == 0 && recomputed * 10 > width) return 0;
-    for (int64_t head = width / q_tile * q_tile; head > 0; head -= q_tile)
-        if ((width - head) % four == 0) return head;
-    return 0;
+    const int q = (int)q_tile, fit = (int)p.tiles.fit_positions;
+    const int64_t whole = tiles::channels_last_row_computed(width, q, fit);
+    if ((whole - width) * kExactRowSaving < whole) return 0;  // (also every exact row: no search per call)
+    int64_t best = whole, head = 0;
+    for (int64_t rest = four; rest <= std::min(kMaxExactRest, width - four); rest++) {
+        const int64_t computed =
+            tiles::channels_last_row_computed(width - rest, q, fit) + tiles::channels_last_row_computed(rest, q, fit);
+        if (computed < best) best = computed, head = width - rest;
+    }
+    return (whole - best) * kExactRowSaving >= whole ? head : 0;
 }
 
 // One call of a phase kernel (`kernel_rank` spatial axes; position or channel schedule) on the

@@ -29,6 +29,7 @@ KernelTiles kernel_tiles(const CpuRegisters &regs, DType dtype, const KernelEntr
         const ScheduleKnobs &k = channels_kernel->knobs;
         t.row_positions = k.q_tile > 0 ? k.q_tile : tiles::channels_last_q_tile(regs.many);
         t.short_positions = tiles::kChannelsLastShortTile;
+        t.fit_positions = tiles::channels_last_fit_q_tile(regs.many);
         t.four_position_channels = (k.vectors > 0 ? k.vectors : tiles::channels_last_vectors(regs.many)) * t.lanes;
     }
     if (interleaved) {

@@ -31,6 +31,8 @@ struct KernelTiles {
     // vectorized branch (narrower rows run scalar).
     int64_t short_positions = 0;
     int64_t four_position_channels = 0;
+    // Channel-vectorized kernels: positions per tile of their fit branch (0: none).
+    int64_t fit_positions = 0;
     // Interleaved kernels: groups of s outputs per tile of a row, plain and blocked.
     int64_t interleaved_groups = 0;
     int64_t blocked_groups = 0;

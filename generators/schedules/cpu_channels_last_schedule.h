@@ -33,6 +33,7 @@
 
 #include "../conv_stages.h"
 #include "schedule_params.h"
+#include "row_tiles.h"
 #include "tile_facts.h"
 
 namespace deconv {
@@ -108,20 +109,16 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
         base.insert(base.begin() + 1, {channels >= c && width >= 4 && height >= 2, c, lanes, 4, 2});
     }
     // Rows that tiles of channels_last_fit_q_tile positions cover with fewer positions computed
-    // than q_tile's: that tile (tile_facts.h).
+    // than q_tile's: that tile; rows that four-position tiles cover with fewer still: those
+    // (row_tiles.h, which the dispatcher's row splits read too). The four-position branch goes
+    // first: inserted after the others, which place themselves by index.
     const int fit_q = tiles::channels_last_fit_q_tile(many);
     if (fit_q > 0 && fit_q != sp.q_tile) {
-        const Expr computed = (width + sp.q_tile - 1) / sp.q_tile * sp.q_tile;
-        const Expr fit_computed = (width + fit_q - 1) / fit_q * fit_q;
-        base.insert(base.begin(), {channels >= sp.vectors * lanes && width >= fit_q && fit_computed < computed,
+        base.insert(base.begin(), {channels >= sp.vectors * lanes && tiles::fit_position_tiles_fit(width, sp.q_tile, fit_q),
                                    sp.vectors * lanes, lanes, fit_q});
     }
-    // Rows a multiple of four positions where q_tile's shifted last tile would recompute more than
-    // a tenth of the row (dcgan_l4: phases of 16, 18 computed): tiles of four positions divide
-    // them. First: inserted after the others, which place themselves by index.
-    const Expr recomputed = (width + sp.q_tile - 1) / sp.q_tile * sp.q_tile - width;
-    base.insert(base.begin(), {channels >= sp.vectors * lanes && width % 4 == 0 && recomputed * 10 > width,
-                               sp.vectors * lanes, lanes, 4});
+    base.insert(base.begin(), {channels >= sp.vectors * lanes && tiles::four_position_tiles_fit(width, sp.q_tile, fit_q),
+                               sp.vectors * lanes, lanes, tiles::kChannelsLastShortTile});
     // No square tiles (see cpu_schedule.h: Halide 14 drops the reduction of such a branch).
     for (Branch &b : base) {
         if (b.c_tile == b.q_tile) {

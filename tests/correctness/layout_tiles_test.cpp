@@ -4,6 +4,8 @@
 // tiles.
 #include "layout_cases.h"
 
+#include "../../generators/schedules/row_tiles.h"
+
 namespace {
 
 using namespace layout_cases;
@@ -318,12 +320,15 @@ TEST(LayoutTiles, TapLessPhasesZeroedEitherWay) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
-// Channels-last register tiles (generators/schedules/cpu_channels_last_schedule.h): rows a
-// multiple of four positions whose six-position tiles would recompute more than a tenth of the row
-// take tiles of four (16, 20, 32; 28 keeps six), rows that five-position tiles cover with fewer
-// positions take those on 32 registers (13, 9, 7), with 4 channel vectors and with their tails
-// (70), and with 2 channel vectors (32, 40) beside them; heights 2, 3 and 5. Stride 1, kernel 3,
-// pad 1 (each output row as wide as the input), ranks 1-3.
+// Channels-last register tiles (generators/schedules/cpu_channels_last_schedule.h, row_tiles.h):
+// rows a multiple of four positions whose six-position tiles would recompute more than a tenth of
+// the row take tiles of four (16, 20, 32; 28 keeps six), as do rows they cover with a tenth fewer
+// positions than the wider tiles (7; 6 on 16 registers); rows that five-position tiles cover with
+// fewer positions take those on 32 registers (13, 9); rows split in two calls at the fewest
+// positions computed (runtime/cpu_executor.cpp, exact_row_head: 9, 11, 13, 21, 31 on 32
+// registers); with 4 channel vectors and with their tails (70), and with 2 channel vectors (32,
+// 40) beside them; heights 2, 3 and 5. Stride 1, kernel 3, pad 1 (each output row as wide as the
+// input), ranks 1-3.
 TEST(LayoutTiles, ShortRowsOfFourPositionTiles) {
     int ran = 0, failed = 0, i = 0;
     for (DType t : deconv_test::all_dtypes()) {
@@ -331,9 +336,10 @@ TEST(LayoutTiles, ShortRowsOfFourPositionTiles) {
         for (int rank = 1; rank <= 3; rank++) {
             if (!deconv_test::rank_built(rank)) continue;
             for (int64_t cout : {64, 70, 32, 40})
-                for (int64_t x : {16, 20, 32, 28, 13, 9, 7})
+                for (int64_t x : {16, 20, 32, 28, 13, 9, 7, 6, 11, 21, 31})
                     for (int64_t height : {2, 3, 5}) {
                         if ((rank == 1 && height != 2) || (rank == 3 && (height != 3 || x > 20))) continue;
+                        if (x > 20 && height == 5) continue;
                         const uint64_t seed = deconv_test::sweep_seed(t, rank, 6000 + i++);
                         deconv_ref::Problem p;
                         p.grouped = true;
@@ -353,6 +359,27 @@ TEST(LayoutTiles, ShortRowsOfFourPositionTiles) {
     }
     EXPECT_GT(ran, 0);
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
+// The positions a full channel tile computes per row (generators/schedules/row_tiles.h), which
+// both the schedule's branch conditions and the dispatcher's row splits read: on 32 registers
+// (six-position tiles, five-position fit tiles) and on 16 (five-position tiles, no fit tiles).
+TEST(LayoutTiles, RowTilesComputeTheFewestPositions) {
+    using deconv::tiles::channels_last_row_computed;
+    const struct {
+        int64_t width;
+        int q_tile, fit_q;
+        int64_t computed;
+    } rows[] = {
+        {7, 6, 5, 8},   {9, 6, 5, 10},  {12, 6, 5, 12}, {13, 6, 5, 15}, {16, 6, 5, 16}, {20, 6, 5, 20},
+        {28, 6, 5, 30}, {31, 6, 5, 35}, {32, 6, 5, 32}, {36, 6, 5, 36}, {3, 6, 5, 3},   {4, 6, 5, 4},
+        {5, 6, 5, 5},   {6, 5, 0, 8},   {7, 5, 0, 8},   {11, 5, 0, 12}, {13, 5, 0, 15}, {36, 5, 0, 36},
+        {31, 5, 0, 35}, {4, 5, 0, 4},   {9, 8, 5, 10},  {10, 5, 5, 10},
+    };
+    for (const auto &r : rows) {
+        EXPECT_EQ(channels_last_row_computed(r.width, r.q_tile, r.fit_q), r.computed)
+            << "row of " << r.width << ", tiles of " << r.q_tile << " and " << r.fit_q;
+    }
 }
 
 }  // namespace

@@ -1,0 +1,58 @@
+// Which position tile the channels-last schedule's full channel tiles take for a row of `width`
+// outputs of the innermost axis (cpu_channels_last_schedule.h): written once, as templates over
+// the width's type, so that the schedule states its branch conditions on a Halide Expr and the
+// dispatcher (runtime/cpu_executor.cpp, exact_row_head) predicts the positions a call computes
+// from the same conditions. No Halide here: the runtime includes this header.
+#pragma once
+
+#include "tile_facts.h"
+
+#include <cstdint>
+
+namespace deconv {
+namespace tiles {
+
+// Positions that tiles of `tile` compute over a row of `width`, the last one shifted back over
+// its neighbour (TailStrategy::ShiftInwards).
+template <typename T>
+T tiled_positions(const T &width, int tile) {
+    return (width + tile - 1) / tile * tile;
+}
+
+// The fit tiles (channels_last_fit_q_tile; 0: none) take rows that they cover with fewer
+// positions computed than q_tile's.
+template <typename T>
+auto fit_position_tiles_fit(const T &width, int q_tile, int fit_q) {
+    return width >= fit_q && tiled_positions(width, fit_q) < tiled_positions(width, q_tile);
+}
+
+// The four-position tiles take rows a multiple of four whose q_tile tiles would recompute more
+// than a tenth of the row (dcgan_l4: phases of 16, 18 computed), and rows that they cover with a
+// tenth fewer positions computed than the wider tiles do (rows of 7: 8 against 10 on AVX-512, 10
+// on AVX2). On Zen 4 they run at the wider tiles' rate: 88.4% of the FMA peak on rows of 32
+// against 88.2% for six-position tiles on rows of 30 (256 -> 64 channels, one thread).
+template <typename T>
+auto four_position_tiles_fit(const T &width, int q_tile, int fit_q) {
+    const int four = kChannelsLastShortTile;
+    const auto tenth_fewer_than = [&](int tile) {
+        return tiled_positions(width, four) * 10 < tiled_positions(width, tile) * 9;
+    };
+    auto fewer = width >= four && tenth_fewer_than(q_tile);
+    if (fit_q > 0 && fit_q != q_tile) fewer = fewer && (width < fit_q || tenth_fewer_than(fit_q));
+    return (width % four == 0 && (tiled_positions(width, q_tile) - width) * 10 > width) || fewer;
+}
+
+// The positions a full channel tile computes over a row of `width`: the first of the branches
+// above that takes it, else q_tile's tiles, else (rows narrower than q_tile) four-position ones,
+// else (fewer than four) one position per step. `fit_q` 0: none.
+inline int64_t channels_last_row_computed(int64_t width, int q_tile, int fit_q) {
+    if (four_position_tiles_fit(width, q_tile, fit_q)) return tiled_positions<int64_t>(width, kChannelsLastShortTile);
+    if (fit_q > 0 && fit_q != q_tile && fit_position_tiles_fit(width, q_tile, fit_q))
+        return tiled_positions(width, fit_q);
+    if (width >= q_tile) return tiled_positions(width, q_tile);
+    if (width >= kChannelsLastShortTile) return tiled_positions<int64_t>(width, kChannelsLastShortTile);
+    return width;
+}
+
+}  // namespace tiles
+}  // namespace deconv
