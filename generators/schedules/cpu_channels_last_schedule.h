@@ -79,13 +79,23 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
         {channels >= lanes && width >= sp.q_tile, lanes, lanes, sp.q_tile},
         {channels >= lanes, lanes, lanes, 1},
     };
+    // Tiles narrower than the full tile's channels take four positions where those compute a
+    // tenth fewer than q_tile's (row_tiles.h; rows of 7 or 8: 8 against 12), or where a row is
+    // narrower than q_tile (one position per step otherwise). (32 -> 32 channels, 8^3, kernel 4
+    // stride 2, rows of 8: 40% of the FMA peak on q_tile's tiles.)
+    const auto four_positions_fit = [&](const Expr &w) {
+        return w >= tiles::kChannelsLastShortTile && (w < sp.q_tile || tiles::four_position_tiles_fit(w, sp.q_tile, 0));
+    };
     // One channel vector (lanes to 2 x lanes - 1 channels per group: grouped layers): two rows of
     // q_tile positions, ahead of one row. A reduction of few input channels x taps leaves one
     // row's q_tile accumulators too few to hide the multiply-add latency (grouped32_up_nxc, 8 ->
-    // 8 per group, AVX2: 5 accumulators, 0.50 ms; oneDNN 0.21).
+    // 8 per group, AVX2: 5 accumulators, 0.50 ms; oneDNN 0.21). Two rows of four positions ahead
+    // of them (above).
     if (rank >= 2) {
         Expr height = out_param.dim(nxc ? 3 : 1).extent();
         base.insert(base.begin() + 2, {channels >= lanes && width >= sp.q_tile && height >= 2, lanes, lanes, sp.q_tile, 2});
+        base.insert(base.begin() + 2, {channels >= lanes && four_positions_fit(width) && height >= 2, lanes, lanes,
+                                       tiles::kChannelsLastShortTile, 2});
         if (lanes > 8) {
             // Half vectors where a group has 8-15 channels (AVX-512): 4-lane vectors ran them.
             base.push_back({channels >= 8 && width >= sp.q_tile && height >= 2, 8, 8, sp.q_tile, 2});
@@ -97,6 +107,8 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
         // 2..3 channel vectors (32-63 channels per group, e.g. vnet_up_3x3x3): two vectors x
         // q_tile, ahead of one vector (which left most of the register file idle).
         base.insert(base.begin() + 2, {channels >= 2 * lanes && width >= sp.q_tile, 2 * lanes, lanes, sp.q_tile});
+        base.insert(base.begin() + 2, {channels >= 2 * lanes && four_positions_fit(width), 2 * lanes, lanes,
+                                       tiles::kChannelsLastShortTile});
         // (Two rows of them, 24 accumulators, ran vnet_up_3x3x3 at 10.4-10.8 ms against 8.4-8.6.)
     }
     if (rank >= 2 && sp.vectors > 2) {
@@ -136,8 +148,12 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
         const Expr ci_extent = p.r[rank].extent();
         const int q_tile = tiles::kDenseGroupQTile;
         std::vector<Branch> with;
+        // Once per row count, ahead of the first such tile (the four-position one where it
+        // exists): later copies would never run.
+        bool dense_rows_placed[3] = {false, false, false};
         for (const Branch &b : base) {
-            if (b.c_tile == b.vec && b.vec == tiles::kDenseGroupLanes && b.q_tile > 1) {
+            if (b.c_tile == b.vec && b.vec == tiles::kDenseGroupLanes && b.q_tile > 1 && !dense_rows_placed[b.rows]) {
+                dense_rows_placed[b.rows] = true;
                 // Their own position tiles: an exact one where a row is its multiple (but not of
                 // q_tile), else q_tile, whose shifted last tile recomputes part of the row.
                 Expr dense = channels >= b.c_tile && ci_extent == tiles::kDenseGroupChannels &&

@@ -267,9 +267,11 @@ TEST(LayoutTiles, DenseGroupsOnGroupMajorCopies) {
                 for (const char *pin : {"", "group_major=on", "group_major=off"}) {
                     i++;
                     // Rows of every dense tile: 16 (8 positions), 12 (6), 13 and 9 (7, the last
-                    // shifted), and 5 (narrower than those: the general tiles).
-                    const AxisSpec rows[] = {{13, 3, 2, 1}, {9, 3, 1, 1}, {16, 3, 1, 1}, {12, 3, 1, 1}, {5, 3, 1, 1}};
-                    const AxisSpec inner = rows[i % 5];
+                    // shifted), and 5 and 4 (narrower than those: the general tiles, four
+                    // positions), and 7 (the dense tile or, where it has none, four positions).
+                    const AxisSpec rows[] = {{13, 3, 2, 1}, {9, 3, 1, 1}, {16, 3, 1, 1}, {12, 3, 1, 1},
+                                             {5, 3, 1, 1},  {7, 3, 1, 1}, {4, 3, 1, 1}};
+                    const AxisSpec inner = rows[i % 7];
                     const deconv_ref::Problem p = grouped_problem(i % 4 == 0 ? 5 : 1, c.groups, c.cin, c.cout, true,
                                                                   rank, inner, {rank == 3 ? 3 : 5, 3, 2, 1});
                     check_random_case(t, seeds(), i % 3, p, ran, failed, pin);
@@ -355,6 +357,33 @@ TEST(LayoutTiles, ShortRowsOfFourPositionTiles) {
                         }
                         check_random_case(t, seed, i % 3, p, ran, failed);
                     }
+        }
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
+// Channel tiles narrower than the full one (one vector: 12, 16, 20; two or three: 32, 40, 48 on
+// 32 registers) on rows of four-position tiles: rows narrower than the wider tiles (4, 5) and rows
+// those cover with a tenth fewer positions (7, 8), one row and two (rank 1 has one-row tiles
+// only), against rows of 9 and 12 on the wider tiles. Stride 2, kernel 4, pad 1 (phases as wide
+// as the input), ranks 1-3, every built dtype, grouped and not.
+TEST(LayoutTiles, NarrowChannelTilesOfFourPositions) {
+    int ran = 0, failed = 0, i = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t)) continue;
+        for (int rank = 1; rank <= 3; rank++) {
+            if (!deconv_test::rank_built(rank)) continue;
+            for (int64_t cout : {12, 16, 20, 32, 40, 48})
+                for (int64_t x : {4, 5, 7, 8, 9, 12}) {
+                    i++;
+                    if (rank == 3 && x > 8) continue;
+                    const int64_t groups = i % 3 == 0 ? 2 : 1;
+                    const deconv_ref::Problem p =
+                        grouped_problem(i % 4 == 0 ? 2 : 1, groups, 3 + i % 5, cout, groups > 1, rank, {x, 4, 2, 1},
+                                        {1 + i % 3, 4, 2, 1});
+                    check_random_case(t, deconv_test::sweep_seed(t, rank, 6500 + i), i % 3, p, ran, failed);
+                }
         }
     }
     EXPECT_GT(ran, 0);
