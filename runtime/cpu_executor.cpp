@@ -177,14 +177,13 @@ void zero_fill_view(uint8_t *base, size_t elem, const halide_dimension_t *dims, 
 // Exact row tiles: the channels-last kernels tile a row by q_tile positions (KernelTiles), or by
 // the fit or four-position tiles where those compute fewer (generators/schedules/row_tiles.h),
 // and shift the last tile back over its neighbour, recomputing up to a tile's width less one of a
-// row that is no multiple of it (dilated_s1's phase rows of 56: 60 computed; 1.13-1.24 ->
-// 1.05-1.07 ms split). Such rows run as two calls instead, a head and a rest that those tiles
-// cover with fewer positions computed in all: the fewest, and of those the shortest rest. Odd
-// rows take the fit tiles on one side (31 as 25 + 6 on AVX-512: 35 computed whole; 1.13x). A
-// rest of kMaxExactRest positions finds the best split of any row with tiles of 3-8 and a second
-// call pays only where it saves 1/kExactRowSaving of the row or more (4001 as 3995 + 6 saved one
-// position and cost 1.45x). Both parts at least four wide: narrower rows run one position per
-// step. Returns the head, or 0 for one call (policy exact_row_tiles).
+// row that is no multiple of it. Such rows run as two calls instead, a head and a rest that those
+// tiles cover with fewer positions computed in all: the fewest, and of those the shortest rest.
+// Odd rows take the fit tiles on one side (31 as 25 + 6 on AVX-512, 35 computed whole: 1.13x).
+// A rest of up to kMaxExactRest positions finds the best split of any row for tiles of 3-8, and
+// a second call pays only where it saves 1/kExactRowSaving of the row or more (a 1D row split to
+// save one position ran slower). Both parts at least four wide: narrower rows run one position
+// per step. Returns the head, or 0 for one call (policy exact_row_tiles).
 constexpr int64_t kMaxExactRest = 30;
 constexpr int64_t kExactRowSaving = 32;
 
