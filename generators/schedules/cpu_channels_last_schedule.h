@@ -125,7 +125,7 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
     // (row_tiles.h, which the dispatcher's row splits read too). The four-position branch goes
     // first: inserted after the others, which place themselves by index.
     const int fit_q = tiles::channels_last_fit_q_tile(many);
-    if (fit_q > 0 && fit_q != sp.q_tile) {
+    if (tiles::has_fit_tiles(sp.q_tile, fit_q)) {
         base.insert(base.begin(), {channels >= sp.vectors * lanes && tiles::fit_position_tiles_fit(width, sp.q_tile, fit_q),
                                    sp.vectors * lanes, lanes, fit_q});
     }

@@ -19,8 +19,12 @@ T tiled_positions(const T &width, int tile) {
     return (width + tile - 1) / tile * tile;
 }
 
-// The fit tiles (channels_last_fit_q_tile; 0: none) take rows that they cover with fewer
-// positions computed than q_tile's.
+// Whether a kernel of q_tile positions has the fit tiles' branch (fit_q 0: none on this target;
+// equal to q_tile: they would be its own tiles).
+constexpr bool has_fit_tiles(int q_tile, int fit_q) { return fit_q > 0 && fit_q != q_tile; }
+
+// The fit tiles (channels_last_fit_q_tile) take rows that they cover with fewer positions
+// computed than q_tile's.
 template <typename T>
 auto fit_position_tiles_fit(const T &width, int q_tile, int fit_q) {
     return width >= fit_q && tiled_positions(width, fit_q) < tiled_positions(width, q_tile);
@@ -38,7 +42,7 @@ auto four_position_tiles_fit(const T &width, int q_tile, int fit_q) {
         return tiled_positions(width, four) * 10 < tiled_positions(width, tile) * 9;
     };
     auto fewer = width >= four && tenth_fewer_than(q_tile);
-    if (fit_q > 0 && fit_q != q_tile) fewer = fewer && (width < fit_q || tenth_fewer_than(fit_q));
+    if (has_fit_tiles(q_tile, fit_q)) fewer = fewer && (width < fit_q || tenth_fewer_than(fit_q));
     return (width % four == 0 && (tiled_positions(width, q_tile) - width) * 10 > width) || fewer;
 }
 
@@ -47,7 +51,7 @@ auto four_position_tiles_fit(const T &width, int q_tile, int fit_q) {
 // else (fewer than four) one position per step. `fit_q` 0: none.
 inline int64_t channels_last_row_computed(int64_t width, int q_tile, int fit_q) {
     if (four_position_tiles_fit(width, q_tile, fit_q)) return tiled_positions<int64_t>(width, kChannelsLastShortTile);
-    if (fit_q > 0 && fit_q != q_tile && fit_position_tiles_fit(width, q_tile, fit_q))
+    if (has_fit_tiles(q_tile, fit_q) && fit_position_tiles_fit(width, q_tile, fit_q))
         return tiled_positions(width, fit_q);
     if (width >= q_tile) return tiled_positions(width, q_tile);
     if (width >= kChannelsLastShortTile) return tiled_positions<int64_t>(width, kChannelsLastShortTile);
