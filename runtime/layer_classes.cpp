@@ -2,6 +2,8 @@
 // comment and docs/performance.md.
 #include "layer_classes.h"
 
+#include "../generators/schedules/row_tiles.h"
+
 namespace deconv {
 namespace detail {
 
@@ -285,6 +287,59 @@ int64_t exact_channel_blocks(const Plan::Impl &p, int64_t block) {
     if (b == 0) return block;
     const int64_t whole = tiled_channels(p.tiles, c), split = c / b * b + tiled_channels(p.tiles, c % b);
     return (whole - split) * 100 >= whole * kExactBlocksMinSaving ? b : block;
+}
+
+// Channels-last output-channel blocks on narrow rows (strategy.cpp, choose_channel_block: every
+// phase row of the innermost axis under the kernels' position tile), where the channel tiles of
+// four positions run: the full tile, then 3, 2 and 1 vectors, each shifting its last tile back
+// over channels already computed (56 channels: 48 + a shifted 48 in one call, 32 + 24 in blocks
+// of 32). The block, among multiples of the full tile up to `block` (and two vectors under one
+// full tile), whose calls compute the fewest products, where it saves a tenth
+// (kExactBlocksMinSaving); no last block under a vector, which would run one position per
+// step. The three-vector two-row tile ran 4/3 of the full tile's time per product (112 channels
+// as 64 + 48: 0.8-1.0x), so its products count 4/3. 64 input channels, kernel 4 stride 2 on 4x4,
+// 5x5 and 4^3 inputs, both layouts (2 threads, Zen 4): 56 and 60 channels 1.20-1.44x, 80
+// 1.05-1.31x, 144 and 160 1.16-1.49x; 100 and 112 keep one block. Measured on x86-64 with 32
+// registers only.
+namespace {
+
+// Three times the products the narrow-row tiles compute for `c` output channels over a row of
+// `width` (4 or more) in one call; 4/3 that for the three-vector tile.
+int64_t narrow_row_cost(const KernelTiles &t, int64_t c, int64_t width) {
+    const int64_t full = t.four_position_channels, l = t.lanes;
+    const auto round_up = [](int64_t v, int64_t m) { return (v + m - 1) / m * m; };
+    const int64_t four = tiles::tiled_positions<int64_t>(width, tiles::kChannelsLastShortTile);
+    if (c >= full)
+        return 3 * round_up(c, full) *
+               tiles::channels_last_row_computed(width, (int)t.row_positions, (int)t.fit_positions);
+    if (c >= full - l) return 4 * round_up(c, full - l) * four;
+    return 3 * round_up(c, c >= 2 * l ? 2 * l : l) * four;
+}
+
+}  // namespace
+
+int64_t narrow_row_channel_block(const Plan::Impl &p, int64_t block) {
+    const int64_t c = p.geo.c_out, full = p.tiles.four_position_channels, l = p.tiles.lanes;
+    if (!kMeasuredHere || !p.regs.many || full != 4 * l || c < 2 * l) return block;
+    const auto &row_phases = p.phases[p.geo.rank - 1];
+    for (const AxisPhase &a : row_phases)
+        if (a.out_count < tiles::kChannelsLastShortTile) return block;
+    const auto cost = [&](int64_t b) {
+        int64_t sum = 0;
+        for (const AxisPhase &a : row_phases)
+            sum += c / b * narrow_row_cost(p.tiles, b, a.out_count) +
+                   (c % b ? narrow_row_cost(p.tiles, c % b, a.out_count) : 0);
+        return sum;
+    };
+    const int64_t whole = cost(block);
+    int64_t best = block, best_cost = whole;
+    for (int64_t b = block / full * full; b >= 2 * l; b -= b > full ? full : l) {
+        if (b < full && c >= full) break;
+        if (c % b && c % b < l) continue;
+        const int64_t n = cost(b);
+        if (n < best_cost) best = b, best_cost = n;
+    }
+    return (whole - best_cost) * 100 >= whole * kExactBlocksMinSaving ? best : block;
 }
 
 // 1D channels-first layers of one tap per phase at most (kernel below the stride) stay on the

@@ -624,8 +624,9 @@ int64_t choose_channel_block(const Plan::Impl &p) {
     bool narrow = p.geo.rank >= 2;
     for (const AxisPhase &a : p.phases[p.geo.rank - 1]) narrow = narrow && a.out_count < p.tiles.row_positions;
     const bool one_tile = !p.regs.many && p.tiles.four_position_channels > 0;
-    // (Narrow rows' blocks hold their own branch's tiles: exact_channel_blocks counts the others.)
-    if (narrow) return one_tile ? p.tiles.four_position_channels : kNarrowRowChannelBlock;
+    // (Narrow rows' blocks hold their own branches' tiles: narrow_row_channel_block counts them,
+    // exact_channel_blocks the others.)
+    if (narrow) return one_tile ? p.tiles.four_position_channels : narrow_row_channel_block(p, kNarrowRowChannelBlock);
     if (p.geo.data_format != DataFormat::NXC) return 0;
     return exact_channel_blocks(
         p, one_tile ? p.tiles.four_position_channels : channel_block_within_cache(p, kChannelBlock));

@@ -150,6 +150,44 @@ TEST(LayoutChannelBlocks, ExactBlocksOfTheTiles) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
+// Narrow rows (phase rows of 4 and 5 outputs, under the six-position tile) run in the channel
+// blocks whose calls compute the fewest products on the four-position tiles
+// (runtime/layer_classes.cpp, narrow_row_channel_block): 56 channels as 32 + 24, 80 as 64 + 16,
+// 144 as 128 + 16; 112 stays one block (64 + 48 would run the slower three-vector tile). Checked
+// on x86-64 AVX-512 f32 plans where nothing pins a knob; ranks 2 and 3, both layouts
+// (channels-first on the twin), one and two groups, every built dtype, each against the
+// reference.
+TEST(LayoutChannelBlocks, NarrowRowBlocksOfTheFewestProducts) {
+    const struct {
+        int64_t cout, block;
+    } cases[] = {{56, 32}, {80, 64}, {112, 192}, {144, 128}};
+    int ran = 0, failed = 0, i = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t)) continue;
+        for (int rank = 2; rank <= 3; rank++) {
+            if (!deconv_test::rank_built(rank)) continue;
+            for (const auto &c : cases)
+                for (DataFormat format : {DataFormat::NXC, DataFormat::NCX}) {
+                    i++;
+                    const int64_t groups = 1 + i % 2;
+                    const deconv_ref::Problem p = grouped_problem(1, groups, 5 + i % 4, c.cout, groups > 1, rank,
+                                                                  {4, 4, 2, 1}, {2 + i % 2, 4, 2, 1});
+#if defined(__x86_64__)
+                    const std::string how = plan_of(t, p, "", format);
+                    if (t == DType::f32 && unpinned(how) && how.find("(avx512") != std::string::npos &&
+                        how.find("phase_conv_nxc_interior") != std::string::npos)
+                        EXPECT_NE(how.find("channel blocks of " + std::to_string(c.block) + ","), std::string::npos)
+                            << how;
+#endif
+                    check_random_case(t, deconv_test::sweep_seed(t, rank, 4300 + i), i % 3, p, ran, failed, "",
+                                      format);
+                }
+        }
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
 // Channels-last layers of narrow phase rows and 16 or more images run with the images as the
 // next rank's innermost axis, one kernel call per tap window (runtime/batch_rows_executor.cpp,
 // choose_batch_rows): ranks 1 and 2, pads past the input, a phase of no tap, groups, channel
