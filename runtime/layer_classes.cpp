@@ -296,15 +296,16 @@ int64_t exact_channel_blocks(const Plan::Impl &p, int64_t block) {
 // of 32). The block, among multiples of the full tile up to `block` (and two vectors under one
 // full tile), whose calls compute the fewest products, where it saves a tenth
 // (kExactBlocksMinSaving); no last block under a vector, which would run one position per
-// step. The three-vector two-row tile ran 4/3 of the full tile's time per product (112 channels
-// as 64 + 48: 0.8-1.0x), so its products count 4/3. 64 input channels, kernel 4 stride 2 on 4x4,
-// 5x5 and 4^3 inputs, both layouts (2 threads, Zen 4): 56 and 60 channels 1.20-1.44x, 80
-// 1.05-1.31x, 144 and 160 1.16-1.49x; 100 and 112 keep one block. Measured on x86-64 with 32
-// registers only.
+// step. Products count by their tile's measured cost: 4/3 of the full tile's on two and three
+// vectors (112 channels as 64 + 48: 0.8-1.0x), 5/3 on one vector, which broadcasts an input
+// value per multiply-add (88 as 64 + 24, 256 input channels: 0.94-1.09x). Kernel 3-4 stride 2 on
+// 4x4, 5x5 and 4^3 inputs, 64-256 input channels, both layouts (2 threads, Zen 4): 50-60
+// channels 1.18-1.44x, 80 1.06-1.30x, 144-160 1.30-1.51x, 240 on rows of 5 1.28x; 72, 88, 100,
+// 112 and 136 keep one block. Measured on x86-64 with 32 registers only.
 namespace {
 
-// Three times the products the narrow-row tiles compute for `c` output channels over a row of
-// `width` (4 or more) in one call; 4/3 that for the three-vector tile.
+// Products the narrow-row tiles compute for `c` output channels over a row of `width` (4 or
+// more) in one call, in thirds of a full-tile product.
 int64_t narrow_row_cost(const KernelTiles &t, int64_t c, int64_t width) {
     const int64_t full = t.four_position_channels, l = t.lanes;
     const auto round_up = [](int64_t v, int64_t m) { return (v + m - 1) / m * m; };
@@ -313,7 +314,8 @@ int64_t narrow_row_cost(const KernelTiles &t, int64_t c, int64_t width) {
         return 3 * round_up(c, full) *
                tiles::channels_last_row_computed(width, (int)t.row_positions, (int)t.fit_positions);
     if (c >= full - l) return 4 * round_up(c, full - l) * four;
-    return 3 * round_up(c, c >= 2 * l ? 2 * l : l) * four;
+    if (c >= 2 * l) return 4 * round_up(c, 2 * l) * four;
+    return 5 * round_up(c, l) * four;
 }
 
 }  // namespace
