@@ -262,9 +262,16 @@ bool one_tap_channel_tiles(const Plan::Impl &p) {
 // exact-tile branch, then the rest (exact_groups; fcn8s_upscore8, 65 groups of 8 outputs: 2.0 ->
 // 1.8 ms), where the row holds kExactGroupsMinTiles tiles or more: on shorter rows the second
 // call cost more than the tile saved (docs/performance.md).
+// 3D one-tap layers of short reductions (input x output channels kBlockedFewChannelProducts or
+// fewer) take it from rows of kBlockedFewChannelsMinGroups groups without a tail output: the
+// twin's transposes cost more than its channel tiles gain there (16-32 -> 16-32 channels,
+// 16x16 to 24^3 inputs, batch 1-4, 2 threads, Zen 4: 1.04-1.94x on AVX-512, 1.05-1.47x under
+// AVX2; 32 -> 32 ran 0.84-1.12x, 64 -> 64 0.83-0.98x, tails 0.71x).
 constexpr int64_t kExactGroupsMinTiles = 4;
 constexpr int64_t kBlockedWeightBytes = int64_t(512) << 10;
 constexpr int64_t kBlockedMinGroups = 32;
+constexpr int64_t kBlockedFewChannelProducts = 512;
+constexpr int64_t kBlockedFewChannelsMinGroups = 16;
 
 bool prefers_blocked_interleave(const Plan::Impl &p) {
     const int in = p.geo.rank - 1;
@@ -273,8 +280,12 @@ bool prefers_blocked_interleave(const Plan::Impl &p) {
         return false;
     const bool forced = pin == Policy::Interleave::Blocked;
     const int64_t row_groups = p.out_spatial[in] / p.info.strides[in];
-    if (!forced && (p.geo.c_out < 16 || p.policy.route != Policy::Route::Auto || row_groups < kBlockedMinGroups ||
-                    !(p.geo.rank == 1 || (p.geo.rank == 3 && every_phase_one_tap(p)))))
+    const bool one_tap_3d = p.geo.rank == 3 && every_phase_one_tap(p);
+    const bool few_channels_3d = one_tap_3d && p.geo.c_in * p.geo.c_out <= kBlockedFewChannelProducts &&
+                                 row_groups >= kBlockedFewChannelsMinGroups &&
+                                 p.out_spatial[in] % p.info.strides[in] == 0;
+    if (!forced && (p.geo.c_out < 16 || p.policy.route != Policy::Route::Auto ||
+                    (row_groups < kBlockedMinGroups && !few_channels_3d) || !(p.geo.rank == 1 || one_tap_3d)))
         return false;
     // 1D: its parallel tasks are blocks of a row (KernelTiles::blocked_task_groups); rows of fewer
     // blocks than threads leave threads idle (128 -> 64, kernel 4 stride 2, 1000 positions, one

@@ -554,6 +554,27 @@ TEST(LayoutWide, KernelFourStrideTwoOneDimTakeTheTwin) {
     EXPECT_EQ(failed, 0);
 }
 
+// 3D layers of one-tap phases with short reductions (input x output channels 512 or fewer) run
+// on the blocked interleaved kernel from rows of 16 groups of s outputs without a tail output,
+// not on the channels-last twin (runtime/strategy.cpp, prefers_blocked_interleave): rows of 16
+// and 24 groups (the latter past one tile: the plain kernel's rest); not 32 -> 32 channels, a
+// tail output, or rows of 12 groups. Each against the reference, through every API; plans
+// checked on x86-64 where nothing pins a knob.
+TEST(LayoutWide, OneTap3dFewChannelsInterleaved) {
+    const auto one_tap = [](int64_t x, int64_t cin, int64_t cout, int64_t output_padding) {
+        return grouped_problem(1, 1, cin, cout, false, 3, {x, 2, 2, 0, output_padding}, {3, 2, 2, 0});
+    };
+    const std::vector<RouteCase> cases = {
+        {one_tap(16, 16, 16, 0), true}, {one_tap(24, 8, 32, 0), true},   {one_tap(16, 32, 32, 0), false},
+        {one_tap(16, 16, 16, 1), false}, {one_tap(12, 16, 16, 0), false},
+    };
+    check_route_cases(
+        cases, 3, 8460, [](const std::string &how) { return unpinned(how); },
+        [](const std::string &how, bool routed) {
+            EXPECT_EQ(how.find("interleaved deconv_phase_conv_interleaved_blocked") != std::string::npos, routed);
+        });
+}
+
 // 1D layers run on the blocked interleaved kernel only with a block of their row (its parallel
 // task) per thread at least (runtime/strategy.cpp, prefers_blocked_interleave): a row of one
 // block takes it on one thread, not on two. 1D and 2D layers of one-tap phases with 32 or more
