@@ -56,10 +56,11 @@ constexpr int64_t kSliceMaxFilterBytes = 512 * 1024;  // either kind of slice
 constexpr int64_t kSliceOutputBytes = 512 * 1024;
 constexpr int64_t kSliceInputBytes = 512 * 1024;
 
-// Row slabs: channels-first layers of one or a few images on the channels-last kernels (vnet_up_3x3x3)
-// run in slabs of rows of the outermost output axis: each computes its rows of every phase into a
-// buffer of its own (kSliceOutputBytes at most, so it stays in L2) and transposes them into the
-// caller's output at once. Whole, the kernels wrote the channels-last result to memory and the
+// Row slabs: channels-first layers of one or a few images on the channels-last kernels
+// (vnet_up_3x3x3), or of images larger than a slice (kSliceOutputBytes), run in slabs of rows of
+// the outermost output axis: each computes its rows of every phase into a buffer of its own
+// (kSliceOutputBytes at most, so it stays in L2) and transposes them into the caller's output at
+// once. Whole, the kernels wrote the channels-last result to memory and the
 // transpose read it back from there (vnet_up_3x3x3: 14 MB each way, 15% of its samples in the
 // transpose). The input is transposed whole first (the slabs' input rows overlap). Under the
 // same filter bound as the other slices (centernet_up3's 4 MiB would stream from L3 per slab).
@@ -67,9 +68,13 @@ constexpr int64_t kSliceInputBytes = 512 * 1024;
 // centernet_dla_dw_nxc) run so too, slabs of rows of every channel; whole, their NCX result made
 // a round trip through memory before its transpose. A row larger than kSliceOutputBytes (a 3D
 // layer's plane) is a slab of its own, up to kSlabMaxRowBytes: 64 -> 64 channels, kernel = stride
-// = 2, 24^3 input (planes of 576 KiB): 8.6 -> 5.5 ms whole.
+// = 2, 24^3 input (planes of 576 KiB): 8.6 -> 5.5 ms whole. Batches of images of
+// kSlabMinImageBytes or more ran in slices of whole images, which transposed their results back
+// from memory too (batch 4, 32 -> 32, kernel = stride = 2, 16^3 input, 4 MiB images: 3.3-5.1 ->
+// 2.3-2.5 ms in slabs; 1-2 MiB images 1.16-1.21x; 0.6 MiB images 0.8-0.88x, 0.8 MiB 1.03-1.07x).
 // DECONV_ROW_SLABS=0 turns them off, =N makes them N rows each (for measuring and testing).
 constexpr int64_t kSlabMaxRowBytes = int64_t(2) << 20;
+constexpr int64_t kSlabMinImageBytes = int64_t(1) << 20;
 
 // How a layer runs in slices: `tasks` == 0, whole; else `tasks` slices over `units`, (image,
 // group) pairs or, when `images`, whole images, or when `slab_rows` > 0, (image, slab) pairs of
@@ -92,14 +97,16 @@ Slicing slicing(const Plan::Impl &p, bool copies_input, bool dense_output, size_
         int64_t image_bytes = (int64_t)elem * g.groups * g.c_out;
         for (int64_t y : p.out_spatial) image_bytes *= y;
         const int64_t per_slice = std::max<int64_t>(1, kSliceOutputBytes / std::max<int64_t>(image_bytes, 1));
-        if (g.n >= 2 * threads) return {std::max(2 * threads, (g.n + per_slice - 1) / per_slice), g.n, true};
+        const Slicing image_slices =
+            g.n >= 2 * threads ? Slicing{std::max(2 * threads, (g.n + per_slice - 1) / per_slice), g.n, true} : Slicing{};
+        if (g.n >= 2 * threads && (image_bytes < kSlabMinImageBytes || g.rank < 2)) return image_slices;
         // Row slabs: a row of the outermost output axis within the slab bytes, at least two slabs
         // per thread, one task each (each thread runs its own range of them first, then helps the
         // other: with two tasks per thread the first to finish waited 8% of the run).
-        // DECONV_ROW_SLABS=N: slabs of N rows, whatever their bytes (0: none).
+        // DECONV_ROW_SLABS=N: slabs of N rows, whatever their bytes (0: none, images in slices).
         const int64_t forced = p.policy.row_slabs;
         const int64_t rows = p.out_spatial[0], row_bytes = image_bytes / std::max<int64_t>(rows, 1);
-        if (g.rank < 2 || forced == 0 || (forced < 0 && row_bytes > kSlabMaxRowBytes)) return {};
+        if (g.rank < 2 || forced == 0 || (forced < 0 && row_bytes > kSlabMaxRowBytes)) return image_slices;
         const int64_t slab_rows =
             forced > 0 ? forced : std::max<int64_t>(1, kSliceOutputBytes / std::max<int64_t>(row_bytes, 1));
         const int64_t slabs = (rows + slab_rows - 1) / slab_rows;

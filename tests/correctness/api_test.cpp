@@ -1152,6 +1152,45 @@ TEST(RowSlabs, ChannelsFirstOnTwoThreads) {
               0);
 }
 
+// Channels-first layers on the channels-last kernels with two images or more per thread run in
+// slabs of rows too where an image's output is 1 MiB or more (runtime/cpu_executor.cpp,
+// kSlabMinImageBytes; smaller images in slices of whole images): batch 4 and 5 on two threads,
+// 2D (64 -> 64 x 64 f32 outputs: 1 MiB) and 3D (32 x 32 x 16 x 32: 2 MiB), f32, f16 and u8, each
+// against the reference through one API each. The first case checks that the twin runs.
+TEST(RowSlabs, BatchesOfLargeImages) {
+    const OnTwoThreads two_threads;
+    int ran = 0, i = 0;
+    for (DType t : {DType::f32, DType::f16, DType::u8}) {
+        if (!deconv_test::dtype_built(t)) continue;
+        for (int rank = 2; rank <= 3; rank++) {
+            if (!deconv_test::rank_built(rank) || (rank == 3 && t != DType::f32)) continue;
+            std::mt19937 rng(97 + i);
+            const int64_t n = 4 + i % 2, co = rank == 2 ? 64 : 32;
+            GenCase c = grouped_random_case(t, rng, i++ % 3, n, 1, 16, co, [&](deconv_ref::Problem &p) {
+                for (int a = 0; a < rank; a++) {
+                    const bool inner = a == rank - 1;
+                    p.input_shape.push_back(rank == 2 ? 32 : inner ? 8 : 16);
+                    p.filter_shape.push_back(rank == 2 ? 4 : 2);
+                    p.strides.push_back(2);
+                    p.pads_begin.push_back(rank == 2 ? 1 : 0);
+                    p.pads_end.push_back(rank == 2 ? 1 : 0);
+                    p.output_padding.push_back(0);
+                }
+            });
+            if (ran == 0) {
+                const std::string how = deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, t, c.p.input_shape,
+                                                             c.p.filter_shape, deconv_test::to_lib_attrs(c.p))
+                                            .describe();
+                if (how.find("policy all auto") != std::string::npos)
+                    EXPECT_NE(how.find("channels-last twin"), std::string::npos) << how;
+            }
+            EXPECT_TRUE(deconv_test::run_and_check(c)) << deconv_ref::describe(c.p);
+            ran++;
+        }
+    }
+    EXPECT_GT(ran, 0);
+}
+
 // Channels-last layers of fewer output channels per group than a vector (not depthwise) run on
 // the channels-first kernels over transposed copies, the other way round: slabs of rows of every
 // channel for one or a few images, slices of whole images for batches of two or more per thread
