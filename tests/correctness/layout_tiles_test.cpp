@@ -113,6 +113,21 @@ TEST(LayoutChannelBlocks, LargeReductionsTakeOneTileBlocks) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
+// Expects the plan of `p` in `format` to run channel blocks of `block`: x86-64 AVX-512 f32 plans
+// on the channel-vectorized kernels where nothing pins a knob (a channels-first layer may stay on
+// its own kernels).
+void expect_channel_block(DType t, const deconv_ref::Problem &p, DataFormat format, int64_t block) {
+#if defined(__x86_64__)
+    if (t != DType::f32) return;
+    const std::string how = plan_of(t, p, "", format);
+    if (unpinned(how) && how.find("(avx512") != std::string::npos &&
+        how.find("phase_conv_nxc_interior") != std::string::npos)
+        EXPECT_NE(how.find("channel blocks of " + std::to_string(block) + ","), std::string::npos) << how;
+#else
+    (void)t, (void)p, (void)format, (void)block;
+#endif
+}
+
 // Output channels the channel tiles cover only by shifting a tile back (24, 40, 72, 80, 96 per
 // group; 48 stays one block) run in blocks the tiles cover exactly (runtime/layer_classes.cpp,
 // exact_channel_blocks): checked on x86-64 AVX-512 f32 plans where nothing pins a knob; both
@@ -130,17 +145,7 @@ TEST(LayoutChannelBlocks, ExactBlocksOfTheTiles) {
                     const int64_t groups = 1 + i % 2;
                     const deconv_ref::Problem p =
                         grouped_problem(1, groups, 48, cout, true, rank, {9, 3, 1, 1}, {3, 3, 1, 1});
-#if defined(__x86_64__)
-                    const std::string how = plan_of(t, p, "", format);
-                    // (Plans on the channel-vectorized kernels: a channels-first layer may stay on
-                    // its own.)
-                    if (t == DType::f32 && unpinned(how) && how.find("(avx512") != std::string::npos &&
-                        how.find("phase_conv_nxc_interior") != std::string::npos)
-                        EXPECT_NE(how.find("channel blocks of " +
-                                           std::to_string(cout > 64 ? 64 : cout == 48 ? 128 : cout - 8) + ","),
-                                  std::string::npos)
-                            << how;
-#endif
+                    expect_channel_block(t, p, format, cout > 64 ? 64 : cout == 48 ? 128 : cout - 8);
                     check_random_case(t, deconv_test::sweep_seed(t, rank, 4200 + i), i % 3, p, ran, failed, "",
                                       format);
                 }
@@ -172,13 +177,7 @@ TEST(LayoutChannelBlocks, NarrowRowBlocksOfTheFewestProducts) {
                     const int64_t groups = 1 + i % 2;
                     const deconv_ref::Problem p = grouped_problem(1, groups, 5 + i % 4, c.cout, groups > 1, rank,
                                                                   {4, 4, 2, 1}, {2 + i % 2, 4, 2, 1});
-#if defined(__x86_64__)
-                    const std::string how = plan_of(t, p, "", format);
-                    if (t == DType::f32 && unpinned(how) && how.find("(avx512") != std::string::npos &&
-                        how.find("phase_conv_nxc_interior") != std::string::npos)
-                        EXPECT_NE(how.find("channel blocks of " + std::to_string(c.block) + ","), std::string::npos)
-                            << how;
-#endif
+                    expect_channel_block(t, p, format, c.block);
                     check_random_case(t, deconv_test::sweep_seed(t, rank, 4300 + i), i % 3, p, ran, failed, "",
                                       format);
                 }
