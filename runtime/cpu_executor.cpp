@@ -70,8 +70,8 @@ constexpr int64_t kSliceInputBytes = 512 * 1024;
 // layer's plane) is a slab of its own, up to kSlabMaxRowBytes: 64 -> 64 channels, kernel = stride
 // = 2, 24^3 input (planes of 576 KiB): 8.6 -> 5.5 ms whole. Batches of images of
 // kSlabMinImageBytes or more ran in slices of whole images, which transposed their results back
-// from memory too (batch 4, 32 -> 32, kernel = stride = 2, 16^3 input, 4 MiB images: 3.3-5.1 ->
-// 2.3-2.5 ms in slabs; 1-2 MiB images 1.16-1.21x; 0.6 MiB images 0.8-0.88x, 0.8 MiB 1.03-1.07x).
+// from memory too (batch 4, 32 -> 32, kernel = stride = 2, 16^3 input: 3.3-5.1 -> 2.3-2.5 ms in
+// slabs); smaller images keep the image slices (0.6 MiB ones ran 0.8-0.88x in slabs).
 // DECONV_ROW_SLABS=0 turns them off, =N makes them N rows each (for measuring and testing).
 constexpr int64_t kSlabMaxRowBytes = int64_t(2) << 20;
 constexpr int64_t kSlabMinImageBytes = int64_t(1) << 20;

@@ -292,16 +292,13 @@ int64_t exact_channel_blocks(const Plan::Impl &p, int64_t block) {
 // Channels-last output-channel blocks on narrow rows (strategy.cpp, choose_channel_block: every
 // phase row of the innermost axis under the kernels' position tile), where the channel tiles of
 // four positions run: the full tile, then 3, 2 and 1 vectors, each shifting its last tile back
-// over channels already computed (56 channels: 48 + a shifted 48 in one call, 32 + 24 in blocks
-// of 32). The block, among multiples of the full tile up to `block` (and two vectors under one
-// full tile), whose calls compute the fewest products, where it saves a tenth
-// (kExactBlocksMinSaving); no last block under a vector, which would run one position per
-// step. Products count by their tile's measured cost: 4/3 of the full tile's on two and three
-// vectors (112 channels as 64 + 48: 0.8-1.0x), 5/3 on one vector, which broadcasts an input
-// value per multiply-add (88 as 64 + 24, 256 input channels: 0.94-1.09x). Kernel 3-4 stride 2 on
-// 4x4, 5x5 and 4^3 inputs, 64-256 input channels, both layouts (2 threads, Zen 4): 50-60
-// channels 1.18-1.44x, 80 1.06-1.30x, 144-160 1.30-1.51x, 240 on rows of 5 1.28x; 72, 88, 100,
-// 112 and 136 keep one block. Measured on x86-64 with 32 registers only.
+// over channels already computed (56 channels: 48 + a shifted 48 in one call). The block, among
+// multiples of the full tile up to `block` (and two vectors under one full tile), whose calls
+// compute the fewest products, where it saves a tenth (kExactBlocksMinSaving); no last block
+// under a vector, which would run one position per step. Products count by their tile's
+// measured cost: 4/3 of the full tile's on two and three vectors, 5/3 on one vector, which
+// broadcasts an input value per multiply-add. 56 channels as 32 + 24, 4x4 inputs, 2 threads,
+// Zen 4: 1.22x (docs/performance.md has the sweep). Measured on x86-64 with 32 registers only.
 namespace {
 
 // Products the narrow-row tiles compute for `c` output channels over a row of `width` (4 or

@@ -264,9 +264,8 @@ bool one_tap_channel_tiles(const Plan::Impl &p) {
 // call cost more than the tile saved (docs/performance.md).
 // 3D one-tap layers of short reductions (input x output channels kBlockedFewChannelProducts or
 // fewer) take it from rows of kBlockedFewChannelsMinGroups groups without a tail output: the
-// twin's transposes cost more than its channel tiles gain there (16-32 -> 16-32 channels,
-// 16x16 to 24^3 inputs, batch 1-4, 2 threads, Zen 4: 1.04-1.94x on AVX-512, 1.05-1.47x under
-// AVX2; 32 -> 32 ran 0.84-1.12x, 64 -> 64 0.83-0.98x, tails 0.71x).
+// twin's transposes cost more than its channel tiles gain there (16 -> 16 channels, 16^3 input,
+// 2 threads, Zen 4: 1.64x; docs/performance.md has the sweep).
 constexpr int64_t kExactGroupsMinTiles = 4;
 constexpr int64_t kBlockedWeightBytes = int64_t(512) << 10;
 constexpr int64_t kBlockedMinGroups = 32;
