@@ -304,15 +304,15 @@ namespace {
 // Products the narrow-row tiles compute for `c` output channels over a row of `width` (4 or
 // more) in one call, in thirds of a full-tile product.
 int64_t narrow_row_cost(const KernelTiles &t, int64_t c, int64_t width) {
-    const int64_t full = t.four_position_channels, l = t.lanes;
-    const auto round_up = [](int64_t v, int64_t m) { return (v + m - 1) / m * m; };
+    const int full = (int)t.four_position_channels, l = (int)t.lanes;
+    // (Channels, like positions, are tiled with the last tile shifted back: tiled_positions.)
+    const auto tiled = [&](int tile) { return tiles::tiled_positions<int64_t>(c, tile); };
     const int64_t four = tiles::tiled_positions<int64_t>(width, tiles::kChannelsLastShortTile);
     if (c >= full)
-        return 3 * round_up(c, full) *
-               tiles::channels_last_row_computed(width, (int)t.row_positions, (int)t.fit_positions);
-    if (c >= full - l) return 4 * round_up(c, full - l) * four;
-    if (c >= 2 * l) return 4 * round_up(c, 2 * l) * four;
-    return 5 * round_up(c, l) * four;
+        return 3 * tiled(full) * tiles::channels_last_row_computed(width, (int)t.row_positions, (int)t.fit_positions);
+    if (c >= full - l) return 4 * tiled(full - l) * four;
+    if (c >= 2 * l) return 4 * tiled(2 * l) * four;
+    return 5 * tiled(l) * four;
 }
 
 }  // namespace
