@@ -10,7 +10,7 @@
 #include "tensor_copy.h"
 #include "winograd_executor.h"
 
-#include "../generators/schedules/row_tiles.h"
+#include "../generators/schedules/channels_last_tiles.h"
 
 #include "HalideRuntime.h"
 
@@ -182,7 +182,7 @@ void zero_fill_view(uint8_t *base, size_t elem, const halide_dimension_t *dims, 
 }
 
 // Exact row tiles: the channels-last kernels tile a row by q_tile positions (KernelTiles), or by
-// the fit or four-position tiles where those compute fewer (generators/schedules/row_tiles.h),
+// the fit or four-position tiles where those compute fewer (generators/schedules/channels_last_tiles.h),
 // and shift the last tile back over its neighbour, recomputing up to a tile's width less one of a
 // row that is no multiple of it. Such rows run as two calls instead, a head and a rest that those
 // tiles cover with fewer positions computed in all: the fewest, and of those the shortest rest.
@@ -197,13 +197,13 @@ constexpr int64_t kExactRowSaving = 32;
 int64_t exact_row_head(const Plan::Impl &p, int64_t width, int64_t q_tile) {
     const int64_t four = p.tiles.short_positions;
     if (q_tile == 0 || width % q_tile == 0 || p.geo.c_out < p.tiles.four_position_channels) return 0;
-    const int q = (int)q_tile, fit = (int)p.tiles.fit_positions;
-    const int64_t whole = tiles::channels_last_row_computed(width, q, fit);
+    const tiles::ChannelTiles &list = p.tiles.channel_tiles;
+    const int64_t whole = tiles::channels_last_row_computed(list, width);
     if ((whole - width) * kExactRowSaving < whole) return 0;  // (also every exact row: no search per call)
     int64_t best = whole, head = 0;
     for (int64_t rest = four; rest <= std::min(kMaxExactRest, width - four); rest++) {
         const int64_t computed =
-            tiles::channels_last_row_computed(width - rest, q, fit) + tiles::channels_last_row_computed(rest, q, fit);
+            tiles::channels_last_row_computed(list, width - rest) + tiles::channels_last_row_computed(list, rest);
         if (computed < best) best = computed, head = width - rest;
     }
     return (whole - best) * kExactRowSaving >= whole ? head : 0;

@@ -30,7 +30,10 @@ KernelTiles kernel_tiles(const CpuRegisters &regs, DType dtype, const KernelEntr
         t.row_positions = k.q_tile > 0 ? k.q_tile : tiles::channels_last_q_tile(regs.many);
         t.short_positions = tiles::kChannelsLastShortTile;
         t.fit_positions = tiles::channels_last_fit_q_tile(regs.many);
-        t.four_position_channels = (k.vectors > 0 ? k.vectors : tiles::channels_last_vectors(regs.many)) * t.lanes;
+        const int vectors = k.vectors > 0 ? k.vectors : tiles::channels_last_vectors(regs.many);
+        t.four_position_channels = vectors * t.lanes;
+        t.channel_tiles = tiles::channels_last_tiles(vectors, (int)t.lanes, (int)t.row_positions, (int)t.fit_positions,
+                                                     channels_kernel->key.rank);
     }
     if (interleaved) {
         const int vectors = interleaved->knobs.vectors > 0 ? interleaved->knobs.vectors : tiles::interleaved_vectors();

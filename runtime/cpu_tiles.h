@@ -5,6 +5,7 @@
 
 #include "deconv/deconv.h"
 #include "kernel_registry.h"
+#include "../generators/schedules/channels_last_tiles.h"
 
 #include <cstdint>
 #include <string>
@@ -39,6 +40,8 @@ struct KernelTiles {
     int64_t blocked_task_groups = 0;  // blocked 1D: groups per parallel task (a block of tiles)
     // One vector of accumulators.
     int64_t lanes = 0;
+    // Channel-vectorized kernels: their tiles, in the order their branches try them.
+    tiles::ChannelTiles channel_tiles;
 };
 
 // `channels_kernel`: the plan's channel-vectorized kernel (null if none); `interleaved`: its plain

@@ -2,7 +2,10 @@
 // comment and docs/performance.md.
 #include "layer_classes.h"
 
-#include "../generators/schedules/row_tiles.h"
+#include "../generators/schedules/channels_last_tiles.h"
+
+#include <algorithm>
+#include <cstdint>
 
 namespace deconv {
 namespace detail {
@@ -254,27 +257,39 @@ int64_t channel_block_within_cache(const Plan::Impl &p, int64_t block) {
     return bytes > kBlockWeightBytes ? tile : block;
 }
 
-// Output channels per group that the kernels' channel tiles cover only by shifting a tile back
-// over channels already computed (channels-last schedule: tiles of 4, 2, 1 and, on AVX-512, half
-// a vector; 24 f32 channels computed as 32, 40 as 64, 72, 80 and 96 as 128) run in blocks the
-// tiles cover exactly, where that computes a tenth fewer channels or more: blocks of the full
-// tile and a last block of the rest (72: 64 + 8, 80: 64 + 16, 96: 64 + 32), or under a full
-// tile, one or two vectors and the half vector (24: 16 + 8, 40: 32 + 8). In one block or the
-// last of blocks `block` (0: one packing). On AVX-512 (2 threads, Zen 4): 24 1.0-1.23x, 40 and 72
-// 1.26-1.47x, 80 1.2-1.46x, 96 1.0-1.14x over 14x14 to 28x28 and 8^3; 0.85-0.89x on 7x7 layers of
-// 24 (a call more). Blocks with a last block of one vector under a full tile lost (48 as 32 +
-// 16: 0.7-0.8x, the second call's tiles of one vector broadcasting an input value per
-// multiply-add). Measured on x86-64 with 32 registers only.
+// Output channels per group that the tiles a call takes (generators/schedules/channels_last_
+// tiles.h) cover only by shifting a tile back over channels already computed (40 f32 channels
+// computed as 64, 72 to 112 as 128) run in blocks the tiles cover exactly, where that computes a
+// tenth fewer channels or more: blocks of the full tile and a last block of the rest (72: 64 + 8;
+// 112: 64 + 48, on the three-vector tile of two rows), or under a full tile, whole vectors and a
+// half vector (24: 16 + 8, 40: 32 + 8; not 48 as 32 + 16, whose one-vector tiles broadcast an
+// input value per multiply-add). In one block or the last of blocks `block` (0: one packing). 40
+// and 72 channels, 14x14 to 28x28 and 8^3, 2 threads, Zen 4: 1.26-1.47x (the sweeps are in
+// docs/performance.md). Measured on x86-64 with 32 registers only.
 constexpr int64_t kExactBlocksMinSaving = 10;  // percent of the channels computed
 
 namespace {
 
-// Channels the channel tiles compute for `c` output channels in one call.
-int64_t tiled_channels(const KernelTiles &t, int64_t c) {
-    const int64_t full = t.four_position_channels, l = t.lanes;
-    for (int64_t tile : {full, 2 * l, l, l > 8 ? l / 2 : int64_t(0)})
-        if (tile > 0 && c >= tile) return (c + tile - 1) / tile * tile;
-    return c;
+// The channel tile a call of `c` output channels per group takes over phase rows of `width`
+// outputs and `rows` rows of the next axis (generators/schedules/channels_last_tiles.h); nullptr
+// where none does (scalar).
+const tiles::ChannelTile *call_tile(const KernelTiles &t, int64_t c, int64_t width, int64_t rows) {
+    return tiles::channels_last_tile(t.channel_tiles, c, width, rows);
+}
+
+// Channels such a call computes (its last tile shifted back over channels already computed).
+int64_t tiled_channels(const KernelTiles &t, int64_t c, int64_t width, int64_t rows) {
+    const tiles::ChannelTile *tile = call_tile(t, c, width, rows);
+    return tile ? tiles::tiled_positions<int64_t>(c, tiles::tile_channels(*tile)) : c;
+}
+
+// The rows of the next axis that the calls of a plan's phases hold, at least (two-row tiles need
+// two); 1 for 1D layers.
+int64_t fewest_phase_rows(const Plan::Impl &p) {
+    if (p.geo.rank < 2) return 1;
+    int64_t rows = INT64_MAX;
+    for (const AxisPhase &a : p.phases[p.geo.rank - 2]) rows = std::min(rows, a.out_count);
+    return rows;
 }
 
 }  // namespace
@@ -285,7 +300,9 @@ int64_t exact_channel_blocks(const Plan::Impl &p, int64_t block) {
     // The candidate: full tiles, or under one, the whole vectors before a half vector.
     const int64_t b = c > full ? full : c % l == l / 2 && (c - l / 2 == l || c - l / 2 == 2 * l) ? c - l / 2 : 0;
     if (b == 0) return block;
-    const int64_t whole = tiled_channels(p.tiles, c), split = c / b * b + tiled_channels(p.tiles, c % b);
+    const int64_t width = widest_phase(p.phases[p.geo.rank - 1]), rows = fewest_phase_rows(p);
+    const int64_t whole = tiled_channels(p.tiles, c, width, rows),
+                  split = c / b * b + tiled_channels(p.tiles, c % b, width, rows);
     return (whole - split) * 100 >= whole * kExactBlocksMinSaving ? b : block;
 }
 
@@ -302,17 +319,11 @@ int64_t exact_channel_blocks(const Plan::Impl &p, int64_t block) {
 namespace {
 
 // Products the narrow-row tiles compute for `c` output channels over a row of `width` (4 or
-// more) in one call, in thirds of a full-tile product.
-int64_t narrow_row_cost(const KernelTiles &t, int64_t c, int64_t width) {
-    const int full = (int)t.four_position_channels, l = (int)t.lanes;
-    // (Channels, like positions, are tiled with the last tile shifted back: tiled_positions.)
-    const auto tiled = [&](int tile) { return tiles::tiled_positions<int64_t>(c, tile); };
-    const int64_t four = tiles::tiled_positions<int64_t>(width, tiles::kChannelsLastShortTile);
-    if (c >= full)
-        return 3 * tiled(full) * tiles::channels_last_row_computed(width, (int)t.row_positions, (int)t.fit_positions);
-    if (c >= full - l) return 4 * tiled(full - l) * four;
-    if (c >= 2 * l) return 4 * tiled(2 * l) * four;
-    return 5 * tiled(l) * four;
+// more) and `rows` rows in one call, in thirds of a full-tile product.
+int64_t narrow_row_cost(const KernelTiles &t, int64_t c, int64_t width, int64_t rows) {
+    const tiles::ChannelTile *tile = call_tile(t, c, width, rows);
+    const int64_t weight = tile->channels == t.four_position_channels ? 3 : tile->channels >= 2 * t.lanes ? 4 : 5;
+    return weight * tiled_channels(t, c, width, rows) * tiles::tiled_positions<int64_t>(width, tile->positions);
 }
 
 }  // namespace
@@ -323,11 +334,12 @@ int64_t narrow_row_channel_block(const Plan::Impl &p, int64_t block) {
     const auto &row_phases = p.phases[p.geo.rank - 1];
     for (const AxisPhase &a : row_phases)
         if (a.out_count < tiles::kChannelsLastShortTile) return block;
+    const int64_t rows = fewest_phase_rows(p);
     const auto cost = [&](int64_t b) {
         int64_t sum = 0;
         for (const AxisPhase &a : row_phases)
-            sum += c / b * narrow_row_cost(p.tiles, b, a.out_count) +
-                   (c % b ? narrow_row_cost(p.tiles, c % b, a.out_count) : 0);
+            sum += c / b * narrow_row_cost(p.tiles, b, a.out_count, rows) +
+                   (c % b ? narrow_row_cost(p.tiles, c % b, a.out_count, rows) : 0);
         return sum;
     };
     const int64_t whole = cost(block);

@@ -12,13 +12,9 @@
 // (Wider position tiles, 2x12, measured 1.1-2.2x slower on the suite: each position is a
 // broadcast from its own address, and twelve of them spill the general registers.)
 //
-// Branches (specializations of the same algorithm), tried in order:
-//   full tile (five positions wide on rows it covers with fewer positions, AVX-512 and ARM64);
-//   3 channel vectors x 4 positions x 2 rows (narrow rows, AVX-512 and ARM64, ranks
-//   2-3); full channel tile x 4 positions (narrow rows); one channel vector x q_tile x 2 rows
-//   (ranks 2-3); one channel vector x q_tile; one channel vector per position (short rows);
-//   8-lane channel vectors x q_tile (x 2 rows) on AVX-512; 4-lane channel vectors; scalar (fewer than four channels per group: depthwise layers run
-//   here; vectorizing groups needs their stride known at compile time, left for later).
+// Branches (specializations of the same algorithm): the tiles of channels_last_tiles.h, tried in
+// its order, each ahead of the scalar schedule of fewer than four channels per group (depthwise
+// layers run there; vectorizing groups needs their stride known at compile time, left for later).
 // Loops, outermost first: groups, channel tiles, batch, rows, position tiles. Channel tiles sit
 // outside the rows and the batch so one tile's weights (input channels x taps x tile channels)
 // stay in L2 while every row of every image streams past them. With the batch outermost,
@@ -33,7 +29,7 @@
 
 #include "../conv_stages.h"
 #include "schedule_params.h"
-#include "row_tiles.h"
+#include "channels_last_tiles.h"
 #include "tile_facts.h"
 
 namespace deconv {
@@ -71,72 +67,15 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
         int rows = 1;    // rows of the next axis per tile (q_tile positions each)
         bool unroll_ci = false;  // the input channels' loop unrolled (dense groups, below)
     };
-    std::vector<Branch> base = {
-        {channels >= sp.vectors * lanes && width >= sp.q_tile, sp.vectors * lanes, lanes, sp.q_tile},
-        // Rows narrower than a tile (e.g. the 4x4 phases of an 8x8 output): four positions.
-        {channels >= sp.vectors * lanes && width >= tiles::kChannelsLastShortTile, sp.vectors * lanes, lanes,
-         tiles::kChannelsLastShortTile},
-        {channels >= lanes && width >= sp.q_tile, lanes, lanes, sp.q_tile},
-        {channels >= lanes, lanes, lanes, 1},
-    };
-    // Tiles narrower than the full tile's channels take four positions where those compute a
-    // tenth fewer than q_tile's (row_tiles.h; rows of 7 or 8: 8 against 12), or where a row is
-    // narrower than q_tile (one position per step otherwise). (32 -> 32 channels, 8^3, kernel 4
-    // stride 2, rows of 8: 40% of the FMA peak on q_tile's tiles.)
-    const auto four_positions_fit = [&](const Expr &w) {
-        return w >= tiles::kChannelsLastShortTile && (w < sp.q_tile || tiles::four_position_tiles_fit(w, sp.q_tile, 0));
-    };
-    // One channel vector (lanes to 2 x lanes - 1 channels per group: grouped layers): two rows of
-    // q_tile positions, ahead of one row. A reduction of few input channels x taps leaves one
-    // row's q_tile accumulators too few to hide the multiply-add latency (grouped32_up_nxc, 8 ->
-    // 8 per group, AVX2: 5 accumulators, 0.50 ms; oneDNN 0.21). Two rows of four positions ahead
-    // of them (above).
-    if (rank >= 2) {
-        Expr height = out_param.dim(nxc ? 3 : 1).extent();
-        base.insert(base.begin() + 2, {channels >= lanes && width >= sp.q_tile && height >= 2, lanes, lanes, sp.q_tile, 2});
-        base.insert(base.begin() + 2, {channels >= lanes && four_positions_fit(width) && height >= 2, lanes, lanes,
-                                       tiles::kChannelsLastShortTile, 2});
-        if (lanes > 8) {
-            // Half vectors where a group has 8-15 channels (AVX-512): 4-lane vectors ran them.
-            base.push_back({channels >= 8 && width >= sp.q_tile && height >= 2, 8, 8, sp.q_tile, 2});
-        }
-    }
-    if (lanes > 8) base.push_back({channels >= 8 && width >= sp.q_tile, 8, 8, sp.q_tile});
-    if (lanes > 4) base.push_back({channels >= 4, 4, 4, 1});
-    if (sp.vectors > 2) {
-        // 2..3 channel vectors (32-63 channels per group, e.g. vnet_up_3x3x3): two vectors x
-        // q_tile, ahead of one vector (which left most of the register file idle).
-        base.insert(base.begin() + 2, {channels >= 2 * lanes && width >= sp.q_tile, 2 * lanes, lanes, sp.q_tile});
-        base.insert(base.begin() + 2, {channels >= 2 * lanes && four_positions_fit(width), 2 * lanes, lanes,
-                                       tiles::kChannelsLastShortTile});
-        // (Two rows of them, 24 accumulators, ran vnet_up_3x3x3 at 10.4-10.8 ms against 8.4-8.6.)
-    }
-    if (rank >= 2 && sp.vectors > 2) {
-        // Narrow rows with a next row: four positions of two rows x (vectors - 1) channel vectors
-        // (24 accumulators on AVX-512), ahead of four positions of one row (16): a third fewer
-        // weight loads per multiply-add, which stream from L2 when the reduction is long
-        // (dcgan_l2: 4x4 phases, 2048 input channels x taps).
-        Expr height = out_param.dim(nxc ? 3 : 1).extent();
-        const int c = (sp.vectors - 1) * lanes;
-        base.insert(base.begin() + 1, {channels >= c && width >= 4 && height >= 2, c, lanes, 4, 2});
-    }
-    // Rows that tiles of channels_last_fit_q_tile positions cover with fewer positions computed
-    // than q_tile's: that tile; rows that four-position tiles cover with fewer still: those
-    // (row_tiles.h, which the dispatcher's row splits read too). The four-position branch goes
-    // first: inserted after the others, which place themselves by index.
-    const int fit_q = tiles::channels_last_fit_q_tile(many);
-    if (tiles::has_fit_tiles(sp.q_tile, fit_q)) {
-        base.insert(base.begin(), {channels >= sp.vectors * lanes && tiles::fit_position_tiles_fit(width, sp.q_tile, fit_q),
-                                   sp.vectors * lanes, lanes, fit_q});
-    }
-    base.insert(base.begin(), {channels >= sp.vectors * lanes && tiles::four_position_tiles_fit(width, sp.q_tile, fit_q),
-                               sp.vectors * lanes, lanes, tiles::kChannelsLastShortTile});
-    // No square tiles (see cpu_schedule.h: Halide 14 drops the reduction of such a branch).
-    for (Branch &b : base) {
-        if (b.c_tile == b.q_tile) {
-            b.c_tile *= 2;
-            b.cond = b.cond && channels >= b.c_tile;
-        }
+    // The branches of channels_last_tiles.h, in its order (the dispatcher reads the same list).
+    const tiles::ChannelTiles tile_list =
+        tiles::channels_last_tiles(sp.vectors, lanes, sp.q_tile, tiles::channels_last_fit_q_tile(many), rank);
+    const Expr height = rank >= 2 ? out_param.dim(nxc ? 3 : 1).extent() : Expr();
+    std::vector<Branch> base;
+    for (int i = 0; i < tile_list.count; i++) {
+        const tiles::ChannelTile &t = tile_list.tile[i];
+        base.push_back({tiles::channel_tile_fits(tile_list, t, channels, width, height), tiles::tile_channels(t), t.vector,
+                        t.positions, t.rows});
     }
     // Dense groups (tiles::kDenseGroupChannels): ahead of each one-vector 8-lane tile of
     // positions, the same rows of channels over groups of that many input channels whose

@@ -1,8 +1,7 @@
 // Which position tile the channels-last schedule's full channel tiles take for a row of `width`
-// outputs of the innermost axis (cpu_channels_last_schedule.h): written once, as templates over
-// the width's type, so that the schedule states its branch conditions on a Halide Expr and the
-// dispatcher (runtime/cpu_executor.cpp, exact_row_head) predicts the positions a call computes
-// from the same conditions. No Halide here: the runtime includes this header.
+// outputs of the innermost axis: the conditions of channels_last_tiles.h's row fits, as templates
+// over the width's type (a Halide Expr in the schedule, an integer in the dispatcher). No Halide
+// here: the runtime includes this header.
 #pragma once
 
 #include "tile_facts.h"
@@ -44,18 +43,6 @@ auto four_position_tiles_fit(const T &width, int q_tile, int fit_q) {
     auto fewer = width >= four && tenth_fewer_than(q_tile);
     if (has_fit_tiles(q_tile, fit_q)) fewer = fewer && (width < fit_q || tenth_fewer_than(fit_q));
     return (width % four == 0 && (tiled_positions(width, q_tile) - width) * 10 > width) || fewer;
-}
-
-// The positions a full channel tile computes over a row of `width`: the first of the branches
-// above that takes it, else q_tile's tiles, else (rows narrower than q_tile) four-position ones,
-// else (fewer than four) one position per step. `fit_q` 0: none.
-inline int64_t channels_last_row_computed(int64_t width, int q_tile, int fit_q) {
-    if (four_position_tiles_fit(width, q_tile, fit_q)) return tiled_positions<int64_t>(width, kChannelsLastShortTile);
-    if (has_fit_tiles(q_tile, fit_q) && fit_position_tiles_fit(width, q_tile, fit_q))
-        return tiled_positions(width, fit_q);
-    if (width >= q_tile) return tiled_positions(width, q_tile);
-    if (width >= kChannelsLastShortTile) return tiled_positions<int64_t>(width, kChannelsLastShortTile);
-    return width;
 }
 
 }  // namespace tiles

@@ -4,7 +4,7 @@
 // tiles.
 #include "layout_cases.h"
 
-#include "../../generators/schedules/row_tiles.h"
+#include "../../generators/schedules/channels_last_tiles.h"
 
 namespace {
 
@@ -129,7 +129,8 @@ void expect_channel_block(DType t, const deconv_ref::Problem &p, DataFormat form
 }
 
 // Output channels the channel tiles cover only by shifting a tile back (24, 40, 72, 80, 96 per
-// group; 48 stays one block) run in blocks the tiles cover exactly (runtime/layer_classes.cpp,
+// group; 112 where rows come in pairs, its rest of 48 on the three-vector tile of two rows; 48
+// stays one block) run in blocks the tiles cover exactly (runtime/layer_classes.cpp,
 // exact_channel_blocks): checked on x86-64 AVX-512 f32 plans where nothing pins a knob; both
 // layouts (channels-first on the twin), ranks 1-3, one and two groups, every built dtype, each
 // against the reference.
@@ -139,13 +140,14 @@ TEST(LayoutChannelBlocks, ExactBlocksOfTheTiles) {
         if (!deconv_test::dtype_built(t)) continue;
         for (int rank = 1; rank <= 3; rank++) {
             if (!deconv_test::rank_built(rank)) continue;
-            for (int64_t cout : {24, 40, 48, 72, 80, 96})
+            for (int64_t cout : {24, 40, 48, 72, 80, 96, 112})
                 for (DataFormat format : {DataFormat::NXC, DataFormat::NCX}) {
                     i++;
                     const int64_t groups = 1 + i % 2;
                     const deconv_ref::Problem p =
                         grouped_problem(1, groups, 48, cout, true, rank, {9, 3, 1, 1}, {3, 3, 1, 1});
-                    expect_channel_block(t, p, format, cout > 64 ? 64 : cout == 48 ? 128 : cout - 8);
+                    const bool one_block = cout == 48 || (cout == 112 && rank == 1);
+                    expect_channel_block(t, p, format, one_block ? 128 : cout > 64 ? 64 : cout - 8);
                     check_random_case(t, deconv_test::sweep_seed(t, rank, 4200 + i), i % 3, p, ran, failed, "",
                                       format);
                 }
@@ -359,7 +361,7 @@ TEST(LayoutTiles, TapLessPhasesZeroedEitherWay) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
-// Channels-last register tiles (generators/schedules/cpu_channels_last_schedule.h, row_tiles.h):
+// Channels-last register tiles (generators/schedules/channels_last_tiles.h):
 // rows a multiple of four positions whose six-position tiles would recompute more than a tenth of
 // the row take tiles of four (16, 20, 32; 28 keeps six), as do rows they cover with a tenth fewer
 // positions than the wider tiles (7; 6 on 16 registers); rows that five-position tiles cover with
@@ -427,11 +429,55 @@ TEST(LayoutTiles, NarrowChannelTilesOfFourPositions) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
-// The positions a full channel tile computes per row (generators/schedules/row_tiles.h), which
-// both the schedule's branch conditions and the dispatcher's row splits read: on 32 registers
-// (six-position tiles, five-position fit tiles) and on 16 (five-position tiles, no fit tiles).
+// The tile a call takes (generators/schedules/channels_last_tiles.h): the list the channels-last
+// schedule specializes its branches from, in its order, and the dispatcher's channel blocks and
+// row splits read. 32 registers (4 x 16 lanes, six positions, fit tiles of five), 16 (2 x 8, five)
+// and 4-lane vectors (2 x 4, five), ranks 1-2. (The 4-lane tile of four positions is square and
+// holds 8 channels, which the full tile takes first: 6 channels run one position per step.)
+TEST(LayoutTiles, ChannelTilesOfACall) {
+    using namespace deconv::tiles;
+    const struct {
+        int vectors, lanes, q_tile, fit_q, rank;
+        int64_t channels, width, height;
+        int tile_channels, positions, rows;  // 0 channels: none (scalar)
+    } calls[] = {
+        {4, 16, 6, 5, 2, 64, 12, 2, 64, 6, 1},   {4, 16, 6, 5, 2, 200, 16, 2, 64, 4, 1},
+        {4, 16, 6, 5, 2, 64, 13, 2, 64, 5, 1},   {4, 16, 6, 5, 2, 64, 4, 2, 64, 4, 1},
+        {4, 16, 6, 5, 2, 56, 4, 2, 48, 4, 2},    {4, 16, 6, 5, 2, 48, 30, 3, 48, 4, 2},
+        {4, 16, 6, 5, 1, 56, 30, 1, 32, 6, 1},   {4, 16, 6, 5, 2, 56, 4, 1, 32, 4, 1},
+        {4, 16, 6, 5, 2, 40, 12, 2, 32, 6, 1},   {4, 16, 6, 5, 2, 40, 8, 2, 32, 4, 1},
+        {4, 16, 6, 5, 2, 24, 5, 2, 16, 4, 2},    {4, 16, 6, 5, 2, 24, 12, 2, 16, 6, 2},
+        {4, 16, 6, 5, 1, 24, 3, 1, 16, 1, 1},    {4, 16, 6, 5, 2, 12, 14, 2, 8, 6, 2},
+        {4, 16, 6, 5, 2, 12, 5, 2, 4, 1, 1},     {4, 16, 6, 5, 2, 3, 14, 2, 0, 0, 0},
+        {2, 8, 5, 0, 2, 16, 10, 2, 16, 5, 1},    {2, 8, 5, 0, 2, 16, 8, 2, 16, 4, 1},
+        {2, 8, 5, 0, 2, 12, 10, 2, 8, 5, 2},     {2, 8, 5, 0, 1, 12, 4, 1, 8, 1, 1},
+        {2, 8, 5, 0, 2, 6, 10, 2, 4, 1, 1},      {2, 4, 5, 0, 2, 8, 4, 2, 8, 4, 1},
+        {2, 4, 5, 0, 2, 6, 4, 2, 4, 1, 1},
+    };
+    for (const auto &c : calls) {
+        const ChannelTiles list = channels_last_tiles(c.vectors, c.lanes, c.q_tile, c.fit_q, c.rank);
+        const ChannelTile *t = channels_last_tile(list, c.channels, c.width, c.height);
+        const std::string what = std::to_string(c.channels) + " channels, rows of " + std::to_string(c.width) +
+                                 " x " + std::to_string(c.height) + ", tiles " + std::to_string(c.vectors) + " x " +
+                                 std::to_string(c.lanes) + " x " + std::to_string(c.q_tile) + ", rank " +
+                                 std::to_string(c.rank);
+        if (c.tile_channels == 0) {
+            EXPECT_EQ(t, nullptr) << what;
+            continue;
+        }
+        ASSERT_NE(t, nullptr) << what;
+        EXPECT_EQ(tile_channels(*t), c.tile_channels) << what;
+        EXPECT_EQ(t->positions, c.positions) << what;
+        EXPECT_EQ(t->rows, c.rows) << what;
+    }
+}
+
+// The positions a full channel tile computes per row (generators/schedules/channels_last_tiles.h),
+// which both the schedule's branch conditions and the dispatcher's row splits read: on 32
+// registers (six-position tiles, five-position fit tiles) and on 16 (five-position tiles, no fit
+// tiles).
 TEST(LayoutTiles, RowTilesComputeTheFewestPositions) {
-    using deconv::tiles::channels_last_row_computed;
+    using namespace deconv::tiles;
     const struct {
         int64_t width;
         int q_tile, fit_q;
@@ -443,7 +489,9 @@ TEST(LayoutTiles, RowTilesComputeTheFewestPositions) {
         {31, 5, 0, 35}, {4, 5, 0, 4},   {9, 8, 5, 10},  {10, 5, 5, 10},
     };
     for (const auto &r : rows) {
-        EXPECT_EQ(channels_last_row_computed(r.width, r.q_tile, r.fit_q), r.computed)
+        const bool many = r.fit_q > 0;
+        const ChannelTiles list = channels_last_tiles(channels_last_vectors(many), many ? 16 : 8, r.q_tile, r.fit_q, 2);
+        EXPECT_EQ(channels_last_row_computed(list, r.width), r.computed)
             << "row of " << r.width << ", tiles of " << r.q_tile << " and " << r.fit_q;
     }
 }
