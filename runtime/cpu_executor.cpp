@@ -15,6 +15,7 @@
 #include "HalideRuntime.h"
 
 #include <algorithm>
+#include <cstring>
 #include <exception>
 #include <mutex>
 #include <optional>
@@ -236,6 +237,51 @@ void call_phase_kernel(const Plan::Impl &p, const KernelEntry *kernel, const Fil
     }
 }
 
+// A stride-1 call with flat rows (Plan::Impl::flat_rows): each plane of the zero-bordered input
+// (Halide axes 0 and 1) is read as one row of its rows end to end, at the copy's row pitch, so
+// that the position kernel's vectors run along whole planes instead of rows narrower than a
+// vector. Output q of the flat row is row q / pitch, position q % pitch: the positions from the
+// output's width to the pitch are computed too (they read the zero margins and the next row's
+// start) into a scratch buffer of the copy's pitch, whose rows are then copied to the output.
+// Channels-first data only (dense rows: x stride 1).
+void call_flat_rows(const Plan::Impl &p, const KernelEntry *kernel, const FilterPacking &packed,
+                    const int32_t steps[3], const uint8_t *in_base, int64_t w_off, uint8_t *out_base,
+                    const halide_dimension_t *in_dims, const halide_dimension_t *w_dims,
+                    const halide_dimension_t *out_dims) {
+    const int rank = p.geo.rank, dims = rank + 3;
+    const int64_t elem = (int64_t)dtype_size(p.dtype);
+    const auto dd = [&](int logical) { return data_dim(DataFormat::NCX, rank, logical); };
+    const int64_t pitch = in_dims[dd(1)].stride, width = out_dims[dd(0)].extent, height = out_dims[dd(1)].extent;
+    const int64_t plane = height * pitch;
+    // The scratch output: [n][g][c][outer axes..][height][pitch], dense.
+    halide_dimension_t id[6], od[6];
+    std::copy(in_dims, in_dims + dims, id);
+    std::copy(out_dims, out_dims + dims, od);
+    id[dd(0)].extent = (int32_t)(in_dims[dd(1)].extent * pitch);
+    int64_t stride = plane;
+    set_dim(od[dd(0)], 0, (height - 1) * pitch + width, 1);
+    set_dim(od[dd(1)], 0, 1, plane);
+    for (int h = 2; h < dims; h++) {
+        set_dim(od[dd(h)], 0, out_dims[dd(h)].extent, stride);
+        stride *= out_dims[dd(h)].extent;
+    }
+    BufferPool::Lease scratch = p.slab_pool.take((size_t)(stride * elem));
+    call_phase_kernel(p, kernel, packed, steps, rank, in_base, w_off, scratch.data(), od[dd(rank)].stride, id, w_dims,
+                      od);
+    // Rows out: every combination of the axes above the rows.
+    std::vector<size_t> counts;
+    for (int h = 1; h < dims; h++) counts.push_back((size_t)out_dims[dd(h)].extent);
+    const size_t row_bytes = (size_t)(width * elem);
+    for_each_combination(counts, [&](const std::vector<size_t> &at) {
+        int64_t from = 0, to = 0;
+        for (int h = 1; h < dims; h++) {
+            from += (int64_t)at[h - 1] * (h == 1 ? pitch : od[dd(h)].stride);
+            to += (int64_t)at[h - 1] * out_dims[dd(h)].stride;
+        }
+        std::memcpy(out_base + to * elem, scratch.data() + from * elem, row_bytes);
+    });
+}
+
 // A 2D channels-first phase call of one output column (an interleaved row's tail output) with
 // its axes swapped: the column's rows become the kernel's innermost, vectorized axis. The
 // kernels read that axis densely, so the input columns the call reads are copied, transposed,
@@ -332,8 +378,9 @@ namespace {
 constexpr int64_t kTapWindowShare = 24;
 constexpr double kTapWindowMinSaved = 256 * 1024;
 
-bool windows_axis(const Plan::Impl &p, const AxisPhase &a) {
-    if (p.policy.tap_windows == Toggle::Off || a.tap_count < 1) return false;
+bool windows_axis(const Plan::Impl &p, int axis, const AxisPhase &a) {
+    // (Flat rows merge the rows into the innermost axis: no windows of theirs.)
+    if (p.policy.tap_windows == Toggle::Off || a.tap_count < 1 || (p.flat_rows && axis == p.geo.rank - 2)) return false;
     const int64_t computed = a.out_count * a.tap_count, border = computed - a.pairs;
     if (p.policy.tap_windows == Toggle::On) return border > 0;
     return border * kTapWindowShare >= computed && (double)p.macs * border >= kTapWindowMinSaved * computed;
@@ -345,7 +392,7 @@ bool tap_windowed(const Plan::Impl &p) {
     if (p.geo.forward || p.winograd.f || p.batch_rows_kernel) return false;
     for (int i = 0; i + 1 < p.geo.rank; i++)
         for (const AxisPhase &a : p.phases[i])
-            if (windows_axis(p, a)) return true;
+            if (windows_axis(p, i, a)) return true;
     return false;
 }
 
@@ -655,14 +702,23 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                     std::vector<size_t> counts_w(rank - 1, 1);
                     bool windowed = false;
                     for (int i = 0; i + 1 < rank && slab == nullptr; i++) {
-                        if (!windows_axis(p, axes[i])) continue;
+                        if (!windows_axis(p, i, axes[i])) continue;
                         windows[i] = tap_windows(axes[i], geo.in_spatial[i]);
                         counts_w[i] = windows[i].size();
                         windowed = windowed || windows[i].size() > 1;
                     }
+                    // (Flat rows, channels-first on the position kernels, have no row splits.)
+                    const auto call = [&](int64_t w_at, uint8_t *ob, const halide_dimension_t *id,
+                                          const halide_dimension_t *wd, const halide_dimension_t *od) {
+                        if (p.flat_rows) {
+                            call_flat_rows(p, kernel, packed, steps, in_base, w_at, ob, id, wd, od);
+                        } else {
+                            call_phase_kernel_rows(p, row_tile, dd(0), kernel, packed, steps, rank, in_base, w_at, ob,
+                                                   out_c_stride, id, wd, od);
+                        }
+                    };
                     if (!windowed) {
-                        call_phase_kernel_rows(p, row_tile, dd(0), kernel, packed, steps, rank, in_base, w_off + w_shift,
-                                               out_base, out_c_stride, in_dims, w_dims, out_dims);
+                        call(w_off + w_shift, out_base, in_dims, w_dims, out_dims);
                         return;
                     }
                     std::vector<std::vector<size_t>> edges;
@@ -688,8 +744,7 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                         }
                         uint8_t *ob = out_base + o_shift * (int64_t)elem;
                         if (taps) {
-                            call_phase_kernel_rows(p, row_tile, dd(0), kernel, packed, steps, rank, in_base,
-                                                   w_off + w_shift + k_shift, ob, out_c_stride, id, wd, od);
+                            call(w_off + w_shift + k_shift, ob, id, wd, od);
                         } else if (!p.zero_first) {
                             zero_fill_view(ob, elem, od, dims);
                         }

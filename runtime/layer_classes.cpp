@@ -102,6 +102,31 @@ bool narrow_rows_channel_tiles(const Plan::Impl &p) {
            phase_reduction(p) <= kNarrowRowsMaxReduction && widest_phase(p.phases[1]) <= p.tiles.lanes;
 }
 
+// Channels-first backprop layers of stride 1 on every axis, 2D and 3D, with fewer than 16 output
+// channels per group (the position kernels' layers) and output rows narrower than the position
+// tile (two vectors) run on the position kernels with flat rows (Plan::Impl::flat_rows): each
+// plane of the zero-bordered input copy is one row, so the kernel's vectors span its rows instead
+// of running 8- and 4-lane vectors along rows narrower than a native one, and the channels-last
+// twin's transposes and half-vector tiles are not needed. 48 random such layers (1-256 -> 1-12
+// channels, 1-64 groups, kernels 1-5, dilations 1-3, 6-28 wide, 2 threads, Zen 4): 1.1-7.5x on
+// 33 of them (96 -> 8 channels, 12^3, kernel 3: 2.0 -> 1.0 ms). Not 3D depthwise layers, whose
+// twin vectorizes groups (0.15-0.45x here), nor groups of 8 -> 8-15 channels, whose twin has
+// dense-group tiles (0.64x). On 16 registers (AVX2) only below 4 output channels per group: 1.2-6x
+// there, where 4-12 channels ran 0.55-1.2x. Measured on x86-64 only.
+bool flat_rows_class(const Plan::Impl &p) {
+    const OpGeometry &g = p.geo;
+    if (g.forward || g.data_format != DataFormat::NCX || g.rank < 2 || p.policy.flat_rows == Toggle::Off) return false;
+    for (int i = 0; i < g.rank; i++)
+        if (p.info.strides[i] != 1) return false;
+    if (p.policy.flat_rows == Toggle::On) return true;
+    if (!kMeasuredHere || p.policy.route != Policy::Route::Auto) return false;
+    const bool depthwise = g.c_in == 1 && g.c_out == 1;
+    const bool dense_groups =
+        g.groups > 1 && g.c_in == tiles::kDenseGroupChannels && tiles::dense_group_tile(p.tiles.lanes, g.c_out);
+    if ((depthwise && g.rank == 3) || dense_groups) return false;
+    return g.c_out < (p.regs.many ? 16 : 4) && p.out_spatial[g.rank - 1] < 2 * p.tiles.lanes;
+}
+
 // 2D position-vectorized layers of kPerPhaseMinCout to 15 output channels and
 // kPerPhaseMinCin or more input channels at stride 2 run per phase, not interleaved: the
 // per-phase tile holds a vector of positions for each of its channels, the interleaved one splits

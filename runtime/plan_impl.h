@@ -61,6 +61,10 @@ struct Plan::Impl {
     // empty when the layer reads the caller's input directly.
     std::vector<int64_t> border_lo, border_hi;
     bool border_copy = false;  // some margin is non-zero: each run copies the input into one
+    // Stride-1 channels-first layers on the position kernels whose rows are narrow (flat_rows in
+    // layer_classes.h): each plane of the bordered copy is read as one row of its rows end to end,
+    // and its output computed the same way into a buffer of the copy's row pitch, then copied out.
+    bool flat_rows = false;
     mutable detail::BufferPool bordered_pool;  // the copies' buffers, kept between runs
     mutable detail::BufferPool output_pool;    // dense outputs of channels-last kernels (see run_cpu)
     mutable detail::BufferPool slab_pool;      // their row slabs' buffers, one per task (see run_cpu),

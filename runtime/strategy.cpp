@@ -65,6 +65,7 @@ bool choose_channel_major(const Plan::Impl &p) {
     if (g.forward || g.data_format == DataFormat::NXC) return true;
     if (p.policy.route == Policy::Route::Channels) return true;
     if (p.policy.route == Policy::Route::Positions) return false;
+    if (flat_rows_class(p)) return false;
     if (short_1d_positions(p) && !prefers_blocked_interleave(p)) return false;
     if (narrow_rows_channel_tiles(p)) return true;
     return g.c_out >= p.tiles.lanes && (long_reduction(p) || one_tap_channel_tiles(p));
@@ -544,6 +545,7 @@ bool choose_via_channels_last(const Plan::Impl &p) {
     if (p.policy.route != Policy::Route::Auto && !forced) return false;
     if (!has_layout_kernels(p, DataFormat::NXC)) return false;
     if (forced) return true;
+    if (flat_rows_class(p)) return false;
     if (depthwise_prefers_twin(p)) return layout_copies_fit(p);
     // Kernels below the stride whose phases have one tap at most and write a quarter of the
     // outputs or less (kFewTappedOutputs) stay on the channels-first kernels (zero first): the
@@ -761,6 +763,9 @@ int choose_winograd_tile(const Plan::Impl &p, Algorithm algorithm) {
     return products * 3 <= p.macs * 2 && channels_last ? m : 0;
 }
 
+// The L1 set period: addresses this far apart share a set (4 KiB: 64 sets of 64-byte lines).
+constexpr int64_t kFlatRowsAliasBytes = 4096;
+
 void choose_cpu_strategy(Plan::Impl &p, bool via_f32) {
     if (via_f32) return;
     if (p.winograd.f) {
@@ -781,6 +786,16 @@ void choose_cpu_strategy(Plan::Impl &p, bool via_f32) {
     if (!choose_batch_rows(p)) choose_bordered_input(p);
     p.channel_block = choose_channel_block(p);
     p.zero_first = choose_zero_first(p);
+    p.flat_rows = flat_rows_class(p) && !p.channel_major && p.border_copy && !p.interleaved_kernel &&
+                  !p.channels_in_rows && !p.zero_first;
+    if (p.flat_rows) {
+        // Channels of the copy a multiple of kFlatRowsAliasBytes apart put every channel's rows
+        // in the same L1 sets, which the reduction over input channels then evicts: one more
+        // row apart they are not (96 -> 8 channels, 12^3, kernel 3: 2.2 -> 1.0 ms, 2 threads).
+        int64_t channel_bytes = (int64_t)dtype_size(p.dtype);
+        for (int i = 0; i < p.geo.rank; i++) channel_bytes *= p.geo.in_spatial[i] + p.border_lo[i] + p.border_hi[i];
+        if (channel_bytes % kFlatRowsAliasBytes == 0) p.border_hi[p.geo.rank - 2] += 1;
+    }
 }
 
 std::string describe_execution(const Plan::Impl &p) {
@@ -822,6 +837,7 @@ std::string describe_execution(const Plan::Impl &p) {
     }
     if (!k.interleaved_kernel && tap_windowed(k)) add("tap windows");
     if (k.zero_first) add("zero first");
+    if (k.flat_rows) add("flat rows");
     if (p.serial) add("serial");
     const std::string slices = policy_knob_value(p.policy, "group_slices"), slabs = policy_knob_value(p.policy, "row_slabs");
     add("slices " + slices + ", slabs " + slabs);

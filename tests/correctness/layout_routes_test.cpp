@@ -576,6 +576,61 @@ TEST(LayoutWide, OneTap3dFewChannelsInterleaved) {
         });
 }
 
+// Stride-1 channels-first layers of fewer than 16 output channels per group whose rows are
+// narrower than the position tile run on the position kernels with flat rows (runtime/
+// layer_classes.cpp, flat_rows_class): 2D and 3D, grouped, dilated, depthwise in 2D, pads 0-2
+// (rows of the zero margins read across), and copies a multiple of 4 KiB per channel (one more
+// row apart); not 3D depthwise layers, groups of 8 -> 8 channels (the twin's dense-group tiles),
+// stride 2, rows of 32 or more, or 16 output channels. Each against the reference through every
+// API, plans checked on x86-64 AVX-512 where nothing pins a knob (AVX2: below 4 output
+// channels); then every built dtype, and flat rows pinned on under every variant, with the outer
+// axis's tap windows (3D) pinned on too.
+TEST(LayoutWide, FlatRowsOfStrideOnePlanes) {
+    const auto layer = [](int rank, int64_t n, int64_t groups, int64_t cin, int64_t cout, int64_t x, int64_t k,
+                          int64_t pad, int64_t dilation, int64_t s = 1) {
+        deconv_ref::Problem p = grouped_problem(n, groups, cin, cout, true, rank, {x, k, s, pad}, {x, k, s, pad});
+        p.pads_end = p.pads_begin;
+        p.dilations.assign(rank, dilation);
+        return p;
+    };
+    const std::vector<RouteCase> planes = {
+        {layer(2, 1, 1, 32, 4, 7, 3, 1, 1), true},    {layer(2, 2, 2, 16, 6, 14, 3, 0, 2), true},
+        {layer(2, 1, 1, 16, 12, 10, 4, 1, 1), true},  {layer(2, 1, 16, 1, 1, 10, 3, 1, 1), true},
+        {layer(2, 1, 1, 8, 3, 28, 3, 0, 1), true},    {layer(2, 1, 2, 8, 8, 10, 3, 1, 1), false},
+        {layer(2, 1, 1, 16, 4, 10, 4, 1, 1, 2), false}, {layer(2, 1, 1, 16, 4, 40, 3, 1, 1), false},
+        {layer(2, 1, 1, 16, 16, 10, 3, 1, 1), false},
+    };
+    const std::vector<RouteCase> volumes = {
+        {layer(3, 1, 1, 24, 8, 6, 3, 1, 1), true},  {layer(3, 2, 4, 8, 4, 8, 2, 1, 2), true},
+        {layer(3, 1, 1, 8, 8, 12, 3, 0, 1), true},  {layer(3, 1, 16, 1, 1, 8, 3, 1, 1), false},
+    };
+    const auto checked = [](const std::string &how) { return unpinned(how) && how.find("(avx512") != std::string::npos; };
+    const auto expect = [](const std::string &how, bool routed) {
+        EXPECT_EQ(how.find("flat rows") != std::string::npos, routed);
+    };
+    check_route_cases(planes, 2, 8700, checked, expect);
+    if (deconv_test::rank_built(3)) check_route_cases(volumes, 3, 8760, checked, expect);
+    int ran = 0, failed = 0, i = 0;
+    for (const std::vector<RouteCase> *cases : {&planes, &volumes})
+        for (const RouteCase &c : *cases) {
+            const int rank = (int)c.p.input_shape.size() - 2;
+            if (!c.routed || !deconv_test::rank_built(rank)) continue;
+            for (DType t : deconv_test::all_dtypes()) {
+                if (!deconv_test::dtype_built(t) || t == DType::f32) continue;
+                i++;
+                check_random_case(t, deconv_test::sweep_seed(t, rank, 8800 + i), i % 3, c.p, ran, failed, "",
+                                  DataFormat::NCX, "dtype case: ");
+            }
+            for (const char *pin : {"flat_rows=on", "flat_rows=on tap_windows=on"}) {
+                i++;
+                check_random_case(DType::f32, deconv_test::sweep_seed(DType::f32, rank, 8800 + i), i % 3, c.p, ran,
+                                  failed, pin, DataFormat::NCX, std::string(pin) + ": ");
+            }
+        }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
 // 1D layers run on the blocked interleaved kernel only with a block of their row (its parallel
 // task) per thread at least (runtime/strategy.cpp, prefers_blocked_interleave): a row of one
 // block takes it on one thread, not on two. 1D and 2D layers of one-tap phases with 32 or more

@@ -61,8 +61,8 @@ TEST(TapWindows, CoverEveryOutputWithExactlyItsTapsInside) {
 // last output only receives zeros, a window of no taps), two images of one or three groups
 // (slices may split them), with and without the zero-bordered copy, every built dtype. Outer
 // axes of 1 to 8 inputs: shorter than the kernel (no window has every tap) and longer. A pin
-// shows in the plan at stride 1; the rule windows a layer of 32 -> 32 channels, 8x8, kernel 4
-// stride 1.
+// shows in the plan at stride 1 (flat rows, which merge the rows, pinned off); the rule windows a
+// layer of 32 -> 32 channels, 8x8, kernel 4 stride 1.
 TEST(TapWindows, OuterAxesAgainstReference) {
     using namespace layout_cases;
     struct Axes {
@@ -77,14 +77,15 @@ TEST(TapWindows, OuterAxesAgainstReference) {
             if (!deconv_test::rank_built(rank)) continue;
             for (DataFormat format : {DataFormat::NCX, DataFormat::NXC})
                 for (const Axes &a : axes)
-                    for (const char *pin : {"tap_windows=on", "tap_windows=on bordered_input=off", "tap_windows=off"}) {
+                    for (const char *pin :
+                         {"tap_windows=on flat_rows=off", "tap_windows=on bordered_input=off", "tap_windows=off"}) {
                         const int64_t x = 1 + (int64_t)(seeds() % 8), groups = ran % 2 ? 3 : 1;
                         deconv_ref::Problem p =
                             grouped_problem(2, groups, 3, 8 + (int64_t)(seeds() % 9), true, rank,
                                             {6, a.k, a.s, a.pad, a.output_padding}, {x, a.k, a.s, a.pad, a.output_padding});
                         p.dilations.assign(rank, a.d);
                         check_random_case(t, seeds(), ran % 3, p, ran, failed, pin, format);
-                        if (a.s == 1 && a.k > x && std::string(pin) == "tap_windows=on")
+                        if (a.s == 1 && a.k > x && std::string(pin) == "tap_windows=on flat_rows=off")
                             plans += expect_plan_runs(t, p, "tap windows", pin, format);
                     }
         }
