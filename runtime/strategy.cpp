@@ -766,6 +766,17 @@ int choose_winograd_tile(const Plan::Impl &p, Algorithm algorithm) {
 // The L1 set period: addresses this far apart share a set (4 KiB: 64 sets of 64-byte lines).
 constexpr int64_t kFlatRowsAliasBytes = 4096;
 
+// The scratch output of flat rows (cpu_executor.cpp, call_flat_rows): the output with its rows
+// at the bordered copy's pitch; held to the copy's own limit.
+int64_t flat_rows_scratch_bytes(const Plan::Impl &p) {
+    const int in = p.geo.rank - 1;
+    const int64_t pitch = p.geo.in_spatial[in] + p.border_lo[in] + p.border_hi[in];
+    int64_t bytes = (int64_t)dtype_size(p.dtype) * pitch;
+    for (size_t i = 0; i + 1 < p.info.output_shape.size() && bytes <= kMaxBorderedInputBytes; i++)
+        bytes *= p.info.output_shape[i];  // (at most 2^26 x an extent of 31 bits: no overflow)
+    return bytes;
+}
+
 void choose_cpu_strategy(Plan::Impl &p, bool via_f32) {
     if (via_f32) return;
     if (p.winograd.f) {
@@ -787,7 +798,7 @@ void choose_cpu_strategy(Plan::Impl &p, bool via_f32) {
     p.channel_block = choose_channel_block(p);
     p.zero_first = choose_zero_first(p);
     p.flat_rows = flat_rows_class(p) && !p.channel_major && p.border_copy && !p.interleaved_kernel &&
-                  !p.channels_in_rows && !p.zero_first;
+                  !p.channels_in_rows && !p.zero_first && flat_rows_scratch_bytes(p) <= kMaxBorderedInputBytes;
     if (p.flat_rows) {
         // Channels of the copy a multiple of kFlatRowsAliasBytes apart put every channel's rows
         // in the same L1 sets, which the reduction over input channels then evicts: one more
