@@ -656,6 +656,34 @@ bool choose_zero_first(const Plan::Impl &p) {
     return tapped_fraction(p, p.interleaved_kernel != nullptr) <= 0.5;
 }
 
+// The L1 set period: addresses this far apart share a set (4 KiB: 64 sets of 64-byte lines).
+constexpr int64_t kFlatRowsAliasBytes = 4096;
+
+// The scratch output of flat rows (cpu_executor.cpp, call_flat_rows): the output with its rows
+// at the bordered copy's pitch; held to the copy's own limit.
+int64_t flat_rows_scratch_bytes(const Plan::Impl &p) {
+    const int in = p.geo.rank - 1;
+    const int64_t pitch = p.geo.in_spatial[in] + p.border_lo[in] + p.border_hi[in];
+    int64_t bytes = (int64_t)dtype_size(p.dtype) * pitch;
+    for (size_t i = 0; i + 1 < p.info.output_shape.size() && bytes <= kMaxBorderedInputBytes; i++)
+        bytes *= p.info.output_shape[i];  // (at most 2^26 x an extent of 31 bits: no overflow)
+    return bytes;
+}
+
+// Flat rows (Plan::Impl::flat_rows) for the layers of flat_rows_class on the position kernels
+// over a bordered copy, the copy's margins grown where its channels would alias in L1.
+void choose_flat_rows(Plan::Impl &p) {
+    p.flat_rows = flat_rows_class(p) && !p.channel_major && p.border_copy && !p.interleaved_kernel &&
+                  !p.channels_in_rows && !p.zero_first && flat_rows_scratch_bytes(p) <= kMaxBorderedInputBytes;
+    if (!p.flat_rows) return;
+    // Channels of the copy a multiple of kFlatRowsAliasBytes apart put every channel's rows in the
+    // same L1 sets, which the reduction over input channels then evicts: one more row apart they
+    // are not (96 -> 8 channels, 12^3, kernel 3: 2.2 -> 1.0 ms, 2 threads).
+    int64_t channel_bytes = (int64_t)dtype_size(p.dtype);
+    for (int i = 0; i < p.geo.rank; i++) channel_bytes *= p.geo.in_spatial[i] + p.border_lo[i] + p.border_hi[i];
+    if (channel_bytes % kFlatRowsAliasBytes == 0) p.border_hi[p.geo.rank - 2] += 1;
+}
+
 // The plan of the same layer in the other data layout (`format`): the same geometry, phases and
 // filter, its own kernels.
 std::shared_ptr<const Plan::Impl> layout_twin(const Plan::Impl &p, DataFormat format) {
@@ -682,6 +710,7 @@ std::shared_ptr<const Plan::Impl> layout_twin(const Plan::Impl &p, DataFormat fo
     if (!choose_batch_rows(*t)) choose_bordered_input(*t);
     t->channel_block = choose_channel_block(*t);
     t->zero_first = choose_zero_first(*t);
+    choose_flat_rows(*t);
     return t;
 }
 
@@ -763,20 +792,6 @@ int choose_winograd_tile(const Plan::Impl &p, Algorithm algorithm) {
     return products * 3 <= p.macs * 2 && channels_last ? m : 0;
 }
 
-// The L1 set period: addresses this far apart share a set (4 KiB: 64 sets of 64-byte lines).
-constexpr int64_t kFlatRowsAliasBytes = 4096;
-
-// The scratch output of flat rows (cpu_executor.cpp, call_flat_rows): the output with its rows
-// at the bordered copy's pitch; held to the copy's own limit.
-int64_t flat_rows_scratch_bytes(const Plan::Impl &p) {
-    const int in = p.geo.rank - 1;
-    const int64_t pitch = p.geo.in_spatial[in] + p.border_lo[in] + p.border_hi[in];
-    int64_t bytes = (int64_t)dtype_size(p.dtype) * pitch;
-    for (size_t i = 0; i + 1 < p.info.output_shape.size() && bytes <= kMaxBorderedInputBytes; i++)
-        bytes *= p.info.output_shape[i];  // (at most 2^26 x an extent of 31 bits: no overflow)
-    return bytes;
-}
-
 void choose_cpu_strategy(Plan::Impl &p, bool via_f32) {
     if (via_f32) return;
     if (p.winograd.f) {
@@ -797,16 +812,7 @@ void choose_cpu_strategy(Plan::Impl &p, bool via_f32) {
     if (!choose_batch_rows(p)) choose_bordered_input(p);
     p.channel_block = choose_channel_block(p);
     p.zero_first = choose_zero_first(p);
-    p.flat_rows = flat_rows_class(p) && !p.channel_major && p.border_copy && !p.interleaved_kernel &&
-                  !p.channels_in_rows && !p.zero_first && flat_rows_scratch_bytes(p) <= kMaxBorderedInputBytes;
-    if (p.flat_rows) {
-        // Channels of the copy a multiple of kFlatRowsAliasBytes apart put every channel's rows
-        // in the same L1 sets, which the reduction over input channels then evicts: one more
-        // row apart they are not (96 -> 8 channels, 12^3, kernel 3: 2.2 -> 1.0 ms, 2 threads).
-        int64_t channel_bytes = (int64_t)dtype_size(p.dtype);
-        for (int i = 0; i < p.geo.rank; i++) channel_bytes *= p.geo.in_spatial[i] + p.border_lo[i] + p.border_hi[i];
-        if (channel_bytes % kFlatRowsAliasBytes == 0) p.border_hi[p.geo.rank - 2] += 1;
-    }
+    choose_flat_rows(p);
 }
 
 std::string describe_execution(const Plan::Impl &p) {

@@ -583,8 +583,9 @@ TEST(LayoutWide, OneTap3dFewChannelsInterleaved) {
 // row apart); not 3D depthwise layers, groups of 8 -> 8 channels (the twin's dense-group tiles),
 // stride 2, rows of 32 or more, 16 output channels, or a scratch output over 64 MiB. Each against
 // the reference through every API, plans checked on x86-64 AVX-512 where nothing pins a knob
-// (AVX2: below 4 output channels); then every built dtype, and flat rows pinned on under every
-// variant, with the outer axis's tap windows (3D) pinned on too.
+// (AVX2: below 4 output channels); channels-last layers of 4-7 output channels on their
+// channels-first twin; then every built dtype, and flat rows pinned on under every variant, with
+// the outer axis's tap windows (3D) pinned on too.
 TEST(LayoutWide, FlatRowsOfStrideOnePlanes) {
     const auto layer = [](int rank, int64_t n, int64_t groups, int64_t cin, int64_t cout, int64_t x, int64_t k,
                           int64_t pad, int64_t dilation, int64_t s = 1) {
@@ -610,13 +611,28 @@ TEST(LayoutWide, FlatRowsOfStrideOnePlanes) {
     };
     check_route_cases(planes, 2, 8700, checked, expect);
     if (deconv_test::rank_built(3)) check_route_cases(volumes, 3, 8760, checked, expect);
+    // Channels-last layers of 4-7 output channels per group run on their channels-first twin,
+    // which takes flat rows too.
+    int ran = 0, failed = 0, i = 0;
+    for (const deconv_ref::Problem &p : {layer(2, 2, 1, 32, 4, 14, 3, 1, 1), layer(2, 1, 4, 16, 6, 10, 4, 1, 2),
+                                         layer(3, 1, 4, 8, 4, 8, 3, 1, 1)}) {
+        const int rank = (int)p.input_shape.size() - 2;
+        if (!deconv_test::rank_built(rank)) continue;
+#if defined(__x86_64__)
+        const std::string how = plan_of(DType::f32, p);
+        if (checked(how)) EXPECT_NE(how.find("channels-first twin (transposed copies)"), std::string::npos) << how;
+        if (checked(how)) EXPECT_NE(how.find("flat rows"), std::string::npos) << how;
+#endif
+        for (int api = 0; api < 3; api++)
+            check_random_case(DType::f32, deconv_test::sweep_seed(DType::f32, rank, 8790 + i++), api, p, ran, failed, "",
+                              DataFormat::NXC, "channels-last: ");
+    }
 #if defined(__x86_64__)
     // Not where the scratch output at the copy's pitch would pass the bordered copy's 64 MiB
     // (8192 images of 1 -> 12 channels at 14x14: 88 MiB; the plan alone, nothing run).
     const std::string big = ncx_f32_plan(layer(2, 8192, 1, 1, 12, 14, 3, 1, 1));
     if (checked(big)) EXPECT_EQ(big.find("flat rows"), std::string::npos) << big;
 #endif
-    int ran = 0, failed = 0, i = 0;
     for (const std::vector<RouteCase> *cases : {&planes, &volumes})
         for (const RouteCase &c : *cases) {
             const int rank = (int)c.p.input_shape.size() - 2;
