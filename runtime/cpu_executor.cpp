@@ -15,7 +15,6 @@
 #include "HalideRuntime.h"
 
 #include <algorithm>
-#include <cstring>
 #include <exception>
 #include <mutex>
 #include <optional>
@@ -268,18 +267,14 @@ void call_flat_rows(const Plan::Impl &p, const KernelEntry *kernel, const Filter
     BufferPool::Lease scratch = p.slab_pool.take((size_t)(stride * elem));
     call_phase_kernel(p, kernel, packed, steps, rank, in_base, w_off, scratch.data(), od[dd(rank)].stride, id, w_dims,
                       od);
-    // Rows out: every combination of the axes above the rows.
-    std::vector<size_t> counts;
-    for (int h = 1; h < dims; h++) counts.push_back((size_t)out_dims[dd(h)].extent);
-    const size_t row_bytes = (size_t)(width * elem);
-    for_each_combination(counts, [&](const std::vector<size_t> &at) {
-        int64_t from = 0, to = 0;
-        for (int h = 1; h < dims; h++) {
-            from += (int64_t)at[h - 1] * (h == 1 ? pitch : od[dd(h)].stride);
-            to += (int64_t)at[h - 1] * out_dims[dd(h)].stride;
-        }
-        std::memcpy(out_base + to * elem, scratch.data() + from * elem, row_bytes);
-    });
+    // The scratch's rows (at the pitch) into the output's.
+    std::vector<int64_t> shape, from, to;
+    for (int h = 0; h < dims; h++) {
+        shape.push_back(out_dims[dd(h)].extent);
+        from.push_back(h == 0 ? 1 : h == 1 ? pitch : od[dd(h)].stride);
+        to.push_back(out_dims[dd(h)].stride);
+    }
+    copy_tensor(scratch.data(), from, out_base, to, shape, (size_t)elem);
 }
 
 // A 2D channels-first phase call of one output column (an interleaved row's tail output) with

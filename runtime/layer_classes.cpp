@@ -295,17 +295,16 @@ constexpr int64_t kExactBlocksMinSaving = 10;  // percent of the channels comput
 
 namespace {
 
-// The channel tile a call of `c` output channels per group takes over phase rows of `width`
-// outputs and `rows` rows of the next axis (generators/schedules/channels_last_tiles.h); nullptr
-// where none does (scalar).
-const tiles::ChannelTile *call_tile(const KernelTiles &t, int64_t c, int64_t width, int64_t rows) {
-    return tiles::channels_last_tile(t.channel_tiles, c, width, rows);
+// Channels a call of `c` output channels per group computes on tile `tile` (its last tile shifted
+// back over channels already computed; null: scalar, exactly `c`).
+int64_t tiled_channels(const tiles::ChannelTile *tile, int64_t c) {
+    return tile ? tiles::tiled_positions<int64_t>(c, tiles::tile_channels(*tile)) : c;
 }
 
-// Channels such a call computes (its last tile shifted back over channels already computed).
+// The same for the tile such a call takes over phase rows of `width` outputs and `rows` rows of
+// the next axis (generators/schedules/channels_last_tiles.h).
 int64_t tiled_channels(const KernelTiles &t, int64_t c, int64_t width, int64_t rows) {
-    const tiles::ChannelTile *tile = call_tile(t, c, width, rows);
-    return tile ? tiles::tiled_positions<int64_t>(c, tiles::tile_channels(*tile)) : c;
+    return tiled_channels(tiles::channels_last_tile(t.channel_tiles, c, width, rows), c);
 }
 
 // The rows of the next axis that the calls of a plan's phases hold, at least (two-row tiles need
@@ -346,9 +345,10 @@ namespace {
 // Products the narrow-row tiles compute for `c` output channels over a row of `width` (4 or
 // more) and `rows` rows in one call, in thirds of a full-tile product.
 int64_t narrow_row_cost(const KernelTiles &t, int64_t c, int64_t width, int64_t rows) {
-    const tiles::ChannelTile *tile = call_tile(t, c, width, rows);
+    // (c is a vector or more: the one-vector tile of one position per step takes any row.)
+    const tiles::ChannelTile *tile = tiles::channels_last_tile(t.channel_tiles, c, width, rows);
     const int64_t weight = tile->channels == t.four_position_channels ? 3 : tile->channels >= 2 * t.lanes ? 4 : 5;
-    return weight * tiled_channels(t, c, width, rows) * tiles::tiled_positions<int64_t>(width, tile->positions);
+    return weight * tiled_channels(tile, c) * tiles::tiled_positions<int64_t>(width, tile->positions);
 }
 
 }  // namespace
