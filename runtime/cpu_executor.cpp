@@ -7,6 +7,7 @@
 #include "cpu_thread_pool.h"
 #include "kernel_call.h"
 #include "layer_classes.h"
+#include "phase_tasks.h"
 #include "tensor_copy.h"
 #include "winograd_executor.h"
 
@@ -513,19 +514,20 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
             int64_t channel_stride;  // NXC: 1; NCX: the slab's rows times a row's elements
         };
         auto run_phases = [&](int64_t n0, int64_t nn, int64_t g0, int64_t gn, const RowSlab *slab = nullptr) {
-            halide_dimension_t in_dims[6], w_dims[6], out_dims[6];
-            std::copy(layer_in_dims, layer_in_dims + dims, in_dims);
-            std::copy(layer_w_dims, layer_w_dims + dims, w_dims);
-            std::copy(layer_out_dims, layer_out_dims + dims, out_dims);
-            in_dims[dd(rank + 1)].extent = out_dims[dd(rank + 1)].extent = w_dims[fd(rank + 2)].extent = (int32_t)gn;
-            in_dims[dd(rank + 2)].extent = out_dims[dd(rank + 2)].extent = (int32_t)nn;
+            halide_dimension_t slice_in_dims[6], slice_w_dims[6], slice_out_dims[6];
+            std::copy(layer_in_dims, layer_in_dims + dims, slice_in_dims);
+            std::copy(layer_w_dims, layer_w_dims + dims, slice_w_dims);
+            std::copy(layer_out_dims, layer_out_dims + dims, slice_out_dims);
+            slice_in_dims[dd(rank + 1)].extent = slice_out_dims[dd(rank + 1)].extent =
+                slice_w_dims[fd(rank + 2)].extent = (int32_t)gn;
+            slice_in_dims[dd(rank + 2)].extent = slice_out_dims[dd(rank + 2)].extent = (int32_t)nn;
             const uint8_t *in_base =
                 (const uint8_t *)in_data + (n0 * in_nc[0] + g0 * in_group_stride) * (int64_t)elem;
             const int64_t out_c_stride = slab ? slab->channel_stride : out_nc[1];
             const int64_t out_shift = (slab ? 0 : n0 * out_nc[0]) + g0 * geo.c_out * out_c_stride;
             uint8_t *const out_root = slab ? slab->data : out_data;
-            out_dims[dd(rank)].stride = (int32_t)out_c_stride;
-            out_dims[dd(rank + 1)].stride = (int32_t)(geo.c_out * out_c_stride);
+            slice_out_dims[dd(rank)].stride = (int32_t)out_c_stride;
+            slice_out_dims[dd(rank + 1)].stride = (int32_t)(geo.c_out * out_c_stride);
             const int64_t w_shift = g0 * packed.g, iw_shift = g0 * iw.g;
             if (p.zero_first) {
                 // This call's whole output (images x groups x channels x rows), densely.
@@ -538,7 +540,13 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
             }
             std::vector<size_t> counts(rank);
             for (int i = 0; i < rank; i++) counts[i] = entries(i);
-            for_each_combination(counts, [&](const std::vector<size_t> &ph) {
+            // One phase (or, under interleaving, one entry of the innermost axis) of the slice: its
+            // dims are its own, so that phase tasks (Plan::Impl::phase_tasks) run them at once.
+            const auto run_phase = [&](const std::vector<size_t> &ph) {
+                halide_dimension_t in_dims[6], w_dims[6], out_dims[6];
+                std::copy(slice_in_dims, slice_in_dims + dims, in_dims);
+                std::copy(slice_w_dims, slice_w_dims + dims, w_dims);
+                std::copy(slice_out_dims, slice_out_dims + dims, out_dims);
                 int64_t out_off = 0, w_off = 0, iw_off = 0;
                 int32_t steps[3] = {1, 1, 1};
                 bool has_taps = true;
@@ -777,6 +785,16 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                             for (size_t e : bin[b]) run_window(edges[e]);
                     });
                 }
+            };
+            if (!p.phase_tasks) {
+                for_each_combination(counts, run_phase);
+                return;
+            }
+            // Phase tasks: the pool's threads take them largest first.
+            const std::vector<PhaseTask> tasks = phase_tasks(p, counts, interleave);
+            run_slices((int64_t)tasks.size(), (int64_t)tasks.size(), [&](int64_t begin, int64_t count) {
+                for (int64_t t = begin; t < begin + count; t++)
+                    for (const std::vector<size_t> &ph : tasks[t].phases) run_phase(ph);
             });
         };
         if (slices.tasks == 0) {

@@ -65,6 +65,9 @@ struct Plan::Impl {
     // layer_classes.h): each plane of the bordered copy is read as one row of its rows end to end,
     // and its output computed the same way into a buffer of the copy's row pitch, then copied out.
     bool flat_rows = false;
+    // The phases run as the tasks of one parallel loop, each phase's kernel calls on one thread
+    // (phase_tasks.h).
+    bool phase_tasks = false;
     mutable detail::BufferPool bordered_pool;  // the copies' buffers, kept between runs
     mutable detail::BufferPool output_pool;    // dense outputs of channels-last kernels (see run_cpu)
     mutable detail::BufferPool slab_pool;      // their row slabs' buffers, one per task (see run_cpu),

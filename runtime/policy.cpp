@@ -97,6 +97,7 @@ const std::vector<Knob> &knobs() {
         toggle_knob("group_major", &Policy::group_major),
         toggle_knob("tap_windows", &Policy::tap_windows),
         toggle_knob("flat_rows", &Policy::flat_rows),
+        toggle_knob("phase_tasks", &Policy::phase_tasks),
         count_knob("channel_block", &Policy::channel_block, {"auto", "0", "16", "32", "64", "128", "192", "256"}, 1 << 20),
         count_knob("group_slices", &Policy::group_slices, {"auto", "0", "1", "2", "4"}, 1024),
         count_knob("row_slabs", &Policy::row_slabs, {"auto", "0", "1", "2", "4", "8", "16"}, 1 << 20),

@@ -12,6 +12,7 @@
 #include "halide_glue.h"
 #include "kernel_call.h"
 #include "layer_classes.h"
+#include "phase_tasks.h"
 #include "winograd_executor.h"
 
 #include "../generators/schedules/channel_dots_facts.h"
@@ -711,6 +712,7 @@ std::shared_ptr<const Plan::Impl> layout_twin(const Plan::Impl &p, DataFormat fo
     t->channel_block = choose_channel_block(*t);
     t->zero_first = choose_zero_first(*t);
     choose_flat_rows(*t);
+    t->phase_tasks = choose_phase_tasks(*t);
     return t;
 }
 
@@ -813,6 +815,7 @@ void choose_cpu_strategy(Plan::Impl &p, bool via_f32) {
     p.channel_block = choose_channel_block(p);
     p.zero_first = choose_zero_first(p);
     choose_flat_rows(p);
+    p.phase_tasks = choose_phase_tasks(p);
 }
 
 std::string describe_execution(const Plan::Impl &p) {
@@ -855,6 +858,7 @@ std::string describe_execution(const Plan::Impl &p) {
     if (!k.interleaved_kernel && tap_windowed(k)) add("tap windows");
     if (k.zero_first) add("zero first");
     if (k.flat_rows) add("flat rows");
+    if (k.phase_tasks) add("phase tasks");
     if (p.serial) add("serial");
     const std::string slices = policy_knob_value(p.policy, "group_slices"), slabs = policy_knob_value(p.policy, "row_slabs");
     add("slices " + slices + ", slabs " + slabs);

@@ -653,6 +653,66 @@ TEST(LayoutWide, FlatRowsOfStrideOnePlanes) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
+// Phase tasks (runtime/phase_tasks.h, a tuning knob) pinned on, with the layer free to run in
+// parallel however small: interleaved rows with tail outputs (their innermost phases in one
+// task), channels-last layers of 256 bytes or more per position (each phase a task) and of fewer
+// (a row of phases per task), many phases at stride 3, phases without taps (zero first), the
+// channels-last twin of a channels-first 3D layer, flat rows (one phase) and tap windows. Each
+// against the reference through every API; the pin shows in the plan. Then 1D channels-last
+// depthwise layers, whose kernels run rows in tasks of several position tiles, ending in a part
+// task, on both thread counts.
+TEST(LayoutWide, PhaseTasksAgainstReference) {
+    struct Case {
+        deconv_ref::Problem p;
+        DataFormat format;
+    };
+    const auto layer = [](int rank, int64_t n, int64_t groups, int64_t cin, int64_t cout, AxisSpec axis) {
+        return grouped_problem(n, groups, cin, cout, true, rank, axis, axis);
+    };
+    std::vector<Case> cases = {
+        {layer(2, 1, 4, 8, 8, {15, 3, 2, 0}), DataFormat::NCX},       // interleaved, tail outputs
+        {layer(2, 2, 1, 16, 64, {9, 3, 2, 1, 1}), DataFormat::NXC},   // 256 bytes a position
+        {layer(2, 1, 2, 8, 12, {10, 4, 2, 1}), DataFormat::NXC},      // 96 bytes a position
+        {layer(2, 1, 1, 16, 8, {7, 5, 3, 1}), DataFormat::NCX},       // 9 phases
+        {layer(2, 1, 2, 4, 4, {8, 1, 3, 0}), DataFormat::NCX},        // 8 of 9 phases tap-less
+        {layer(2, 1, 1, 32, 4, {7, 3, 1, 1}), DataFormat::NCX},       // flat rows: one phase
+        {layer(1, 2, 1, 8, 24, {40, 4, 2, 1}), DataFormat::NCX},
+    };
+    if (deconv_test::rank_built(3)) {
+        cases.push_back({layer(3, 1, 1, 16, 64, {5, 4, 2, 1}), DataFormat::NCX});  // the twin
+        cases.push_back({layer(3, 1, 1, 8, 8, {6, 4, 2, 2}), DataFormat::NCX});    // tap windows
+    }
+    int ran = 0, failed = 0, i = 0;
+    for (const Case &c : cases) {
+        const int rank = (int)c.p.input_shape.size() - 2;
+        if (!deconv_test::rank_built(rank)) continue;
+        i++;
+        const std::string pin = i == (int)cases.size() ? "serial=off phase_tasks=on tap_windows=on" : "serial=off phase_tasks=on";
+#if defined(__x86_64__)
+        const std::string how = plan_of(DType::f32, c.p, pin, c.format);
+        EXPECT_NE(how.find("phase tasks"), std::string::npos) << how;
+#endif
+        for (int api = 0; api < 3; api++)
+            check_random_case(DType::f32, deconv_test::sweep_seed(DType::f32, rank, 8900 + 3 * i + api), api, c.p, ran,
+                              failed, pin, c.format, "case " + std::to_string(i) + ": ");
+    }
+    // 1D channels-last depthwise: 4 images of 32 groups, 250 positions (kernel 3 stride 4), 1000
+    // (kernel 4 stride 3) and 61.
+    const int threads = deconv::cpu_threads();
+    for (int t : {1, 2}) {
+        deconv::set_cpu_threads(t);
+        for (const AxisSpec &axis : {AxisSpec{250, 3, 4, 1}, AxisSpec{1000, 4, 3, 0}, AxisSpec{61, 2, 2, 0}}) {
+            i++;
+            const deconv_ref::Problem p = grouped_problem(4, 32, 1, 1, true, 1, axis, axis);
+            check_random_case(DType::f32, deconv_test::sweep_seed(DType::f32, 1, 8900 + 3 * i), i % 3, p, ran, failed,
+                              "serial=off", DataFormat::NXC, "1D depthwise " + std::to_string(axis.x) + ": ");
+        }
+    }
+    deconv::set_cpu_threads(threads);
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
 // 1D layers run on the blocked interleaved kernel only with a block of their row (its parallel
 // task) per thread at least (runtime/strategy.cpp, prefers_blocked_interleave): a row of one
 // block takes it on one thread, not on two. 1D and 2D layers of one-tap phases with 32 or more
