@@ -127,10 +127,24 @@ bool uses_groups(const Plan::Impl &p) {
 // the channels-last input's dense channels. The channels-last kernels ran their outputs scalar
 // and the channels-first twin the layers took instead transposed the whole input (dcgan_l5_nxc,
 // 64 -> 3 channels: 5.4-6.0 -> 3.5-3.7 ms on AVX-512, 8.4 -> 3.8-4.2 on AVX2, with the image
-// slices of cpu_executor.cpp). The route pins channels_first instead.
+// slices of cpu_executor.cpp). So do 4-6 output channels, which the channels-first twin took
+// (AVX-512, 2 threads: 1.3-12x on 12 of 12 random layers of 32-256 input channels, d8_0: 256 -> 6
+// channels, 12^3, kernel 3 stride 2: 9.9 -> 0.9 ms). At 8 the channels-last kernels' half-vector
+// tiles ran faster (0.56-0.88x on dots). 4-6 channels take them from kDotsMinVectors vectors of
+// input channels (one vector: 0.9x), and at stride 1 in 2D and 3D from kDotsStrideOneVectors,
+// whose twin reads planes as flat rows (0.35-0.74x on dots at 16-32 input channels; 128: 1.66x).
+constexpr int64_t kDotsFewChannels = 3;
+constexpr int64_t kDotsMinVectors = 2;
+constexpr int64_t kDotsStrideOneVectors = 8;
+
 bool uses_channel_dots(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
     if (g.forward || g.data_format != DataFormat::NXC || g.c_out > tiles::kDotsMaxChannels || g.c_in < p.tiles.lanes) return false;
+    bool stride_one = g.rank >= 2;
+    for (int64_t s : p.info.strides) stride_one = stride_one && s == 1;
+    if (g.c_out > kDotsFewChannels && (g.c_in < kDotsMinVectors * p.tiles.lanes ||
+                                       (stride_one && g.c_in < kDotsStrideOneVectors * p.tiles.lanes)))
+        return false;
     const Policy::Route r = p.policy.route;
     if (r != Policy::Route::Auto && r != Policy::Route::ChannelsLast) return false;
     return has_channels_last_pair(p, &KernelKey::dots);

@@ -12,13 +12,16 @@
 // lanes once per output. The weights are copied once per call with the input channels
 // innermost (the channel-major packing holds output channels innermost).
 //
-// Branches: 1, 2 and 3 output channels (the sums unrolled) x rows of at least q_tile positions
-// or not; input channels a multiple of the vector or not (the last partial vector masked).
+// Branches: 1 to kDotsMaxChannels output channels (the sums unrolled) x rows of at least the
+// tile's positions or not (the tile: q_tile positions, fewer where channels x positions partial
+// sums would pass 24 registers, 12 on CPUs of 16); input channels a multiple of the vector or
+// not (the last partial vector masked).
 #pragma once
 
 #include "../conv_stages.h"
 #include "channel_dots_facts.h"
 #include "schedule_params.h"
+#include "tile_facts.h"
 
 namespace deconv {
 namespace gen {
@@ -46,9 +49,11 @@ inline void schedule_cpu_channel_dots(ConvStages &p, Halide::Func filter, Halide
         int co, q_tile;
     };
     std::vector<Branch> branches;
+    const bool many = tiles::many_registers(target.has_feature(Target::AVX512), target.arch == Target::ARM);
     for (int co = tiles::kDotsMaxChannels; co >= 1; co--) {
+        const int tile = tiles::dots_q_tile(co, q_tile, many ? 24 : 12);
         for (const Expr &whole : {whole_vectors, Halide::Internal::const_true()}) {
-            branches.push_back({channels == co && width >= q_tile && whole, co, q_tile});
+            if (tile > 1) branches.push_back({channels == co && width >= tile && whole, co, tile});
             branches.push_back({channels == co && whole, co, 1});
         }
     }

@@ -814,19 +814,20 @@ TEST(LayoutWide, DepthwiseInterleavedEveryTile) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
-// Channels-last layers of 1-3 output channels per group and a vector or more of input channels
+// Channels-last layers of 1-6 output channels per group and a vector or more of input channels
 // run the kernels that vectorize input channels (cpu_channel_dots_schedule.h): every output
-// channel count they specialize, input channels a whole number of vectors or not (16, 8 and 4
+// channel count they specialize (4-6 from two vectors of input channels, and at stride 1 in 2D
+// and 3D from 8: the plans of both sides checked on AVX-512), input channels a whole number of vectors or not (16, 8 and 4
 // lanes), rows narrower and wider than their position tile, strides 1-2 with kernels 1-4 (the
 // interior and bounded kernels), groups, ranks 1-3, and batches of 1 and 5 (5 images run in image
 // slices where the layer is large enough to be parallel); f32, and f16 (run as f32 where the CPU
 // has F16C). Every f32 case with at least 16 input channels checks that the plan names the kernel
-// (built wherever f32 is; expect_plan_runs).
+// (4-6: 32; built wherever f32 is; expect_plan_runs).
 TEST(LayoutWide, FewOutputChannelsEveryDotTile) {
     int ran = 0, failed = 0, i = 0, routed = 0;
     for (DType t : {DType::f32, DType::f16}) {
         if (!deconv_test::dtype_built(t)) continue;
-        for (int64_t cout : {1, 2, 3})
+        for (int64_t cout = 1; cout <= 6; cout++)
             for (int64_t cin : {4, 8, 12, 16, 24, 40, 64})
                 for (int64_t x : {1, 3, 4, 5, 9, 19}) {
                     const int rank = 1 + (i % 3);
@@ -839,9 +840,20 @@ TEST(LayoutWide, FewOutputChannelsEveryDotTile) {
                     const deconv_ref::Problem p =
                         grouped_problem(n, groups, cin, cout, groups > 1, rank, {x, k, s, std::min<int64_t>(1, k - 1)},
                                         {x == 19 && rank < 3 ? 12 : 3, 2, 2, 0});
-                    if (t == DType::f32 && cin >= 16) routed += expect_plan_runs(t, p, "kernel deconv_phase_conv_nxc_dots_");
+                    if (t == DType::f32 && cin >= (cout > 3 ? 32 : 16))
+                        routed += expect_plan_runs(t, p, "kernel deconv_phase_conv_nxc_dots_");
                     check_random_case(t, seed, i % 3, p, ran, failed);
                 }
+    }
+    // Stride 1 in 2D, 5 output channels: on the channel-dot kernels from 128 input channels.
+    for (int64_t cin : {32, 128}) {
+        const deconv_ref::Problem p = grouped_problem(1, 1, cin, 5, false, 2, {9, 3, 1, 1}, {6, 2, 1, 0});
+#if defined(__x86_64__)
+        const std::string how = plan_of(DType::f32, p);
+        if (unpinned(how) && how.find("(avx512") != std::string::npos)
+            EXPECT_EQ(how.find("nxc_dots") != std::string::npos, cin == 128) << how;
+#endif
+        check_random_case(DType::f32, deconv_test::sweep_seed(DType::f32, 2, 8090 + cin), 0, p, ran, failed);
     }
     std::printf("[ routed   ] %d of %d cases on the channel-dot kernels\n", routed, ran);
     EXPECT_GT(ran, 0);
