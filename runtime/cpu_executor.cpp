@@ -790,7 +790,8 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                 for_each_combination(counts, run_phase);
                 return;
             }
-            // Phase tasks: the pool's threads take them largest first.
+            // Phase tasks, largest first: each thread runs its range of them, then helps with the
+            // other's (cpu_thread_pool.cpp).
             const std::vector<PhaseTask> tasks = phase_tasks(p, counts, interleave);
             run_slices((int64_t)tasks.size(), (int64_t)tasks.size(), [&](int64_t begin, int64_t count) {
                 for (int64_t t = begin; t < begin + count; t++)
