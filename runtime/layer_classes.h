@@ -36,6 +36,9 @@ bool flat_rows_class(const Plan::Impl &p);
 bool per_phase_few_channels(const Plan::Impl &p);
 // 2D stride-2 layers of one or three output channels that take the channels-last twin.
 bool few_outputs_twin(const Plan::Impl &p);
+// Strided 2D and 3D layers of 4-6 output channels that take the channel dots on the channels-last
+// twin (AVX-512).
+bool dot_outputs_twin(const Plan::Impl &p);
 // 1D kernel-4 stride-2 layers of long rows or 128-256 -> half as many channels that take the
 // channels-last twin (AVX2).
 bool kernel4_stride2_1d_twin(const Plan::Impl &p);

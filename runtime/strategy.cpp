@@ -130,11 +130,9 @@ bool uses_groups(const Plan::Impl &p) {
 // slices of cpu_executor.cpp). So do 4-6 output channels, which the channels-first twin took
 // (AVX-512, 2 threads: 1.3-12x on 12 of 12 random layers of 32-256 input channels, d8_0: 256 -> 6
 // channels, 12^3, kernel 3 stride 2: 9.9 -> 0.9 ms). At 8 the channels-last kernels' half-vector
-// tiles ran faster (0.56-0.88x on dots). 4-6 channels take them from kDotsMinVectors vectors of
-// input channels (one vector: 0.9x), and at stride 1 in 2D and 3D from kDotsStrideOneVectors,
-// whose twin reads planes as flat rows (0.35-0.74x on dots at 16-32 input channels; 128: 1.66x).
-constexpr int64_t kDotsFewChannels = 3;
-constexpr int64_t kDotsMinVectors = 2;
+// tiles ran faster (0.56-0.88x on dots). 4-6 channels take them from tiles::kDotsMinVectors
+// vectors of input channels, and at stride 1 in 2D and 3D from kDotsStrideOneVectors, whose twin
+// reads planes as flat rows (0.35-0.74x on dots at 16-32 input channels; 128: 1.66x).
 constexpr int64_t kDotsStrideOneVectors = 8;
 
 bool uses_channel_dots(const Plan::Impl &p) {
@@ -142,7 +140,7 @@ bool uses_channel_dots(const Plan::Impl &p) {
     if (g.forward || g.data_format != DataFormat::NXC || g.c_out > tiles::kDotsMaxChannels || g.c_in < p.tiles.lanes) return false;
     bool stride_one = g.rank >= 2;
     for (int64_t s : p.info.strides) stride_one = stride_one && s == 1;
-    if (g.c_out > kDotsFewChannels && (g.c_in < kDotsMinVectors * p.tiles.lanes ||
+    if (g.c_out > tiles::kDotsFewChannels && (g.c_in < tiles::kDotsMinVectors * p.tiles.lanes ||
                                        (stride_one && g.c_in < kDotsStrideOneVectors * p.tiles.lanes)))
         return false;
     const Policy::Route r = p.policy.route;
@@ -579,7 +577,7 @@ bool choose_via_channels_last(const Plan::Impl &p) {
     // -> 64, kernel 2: 0.126 against 0.104). From 32 x 4 on the twin is as fast or faster (rows
     // of 100: 0.008 against 0.012; 64 x 3: 0.241 against 0.270).
     if (g.rank == 1 && p.info.strides[0] == 1 && g.c_in * g.kernel[0] <= kOneDimDenseMaxReduction) return false;
-    if (few_outputs_twin(p)) return layout_copies_fit(p);
+    if (few_outputs_twin(p) || dot_outputs_twin(p)) return layout_copies_fit(p);
     if (kernel4_stride2_1d_twin(p)) return layout_copies_fit(p);
     if ((g.c_out < 16 && !favours_channel_vectors(p)) || prefers_blocked_interleave(p)) return false;
     if (short_strided_2d(p) || short_1d_positions(p)) return false;

@@ -814,6 +814,37 @@ TEST(LayoutWide, DepthwiseInterleavedEveryTile) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
+// Channels-first layers of 4-6 output channels per group with a stride above 1 and two vectors of
+// input channels or more run on the channels-last twin's channel-dot kernels on AVX-512 (runtime/
+// layer_classes.cpp, dot_outputs_twin): 3D layers, and 2D ones of phase reductions of 256 or more;
+// not 2D layers of shorter reductions, stride-1 layers, or 1D ones. Each against the reference
+// through every API; plans checked on x86-64 AVX-512 where nothing pins a knob.
+TEST(LayoutWide, FewOutputChannelsOnTheTwinsDots) {
+    const auto layer = [](int rank, int64_t groups, int64_t cin, int64_t cout, AxisSpec axis) {
+        return grouped_problem(1, groups, cin, cout, groups > 1, rank, axis, axis);
+    };
+    std::vector<RouteCase> planes = {
+        {layer(2, 1, 64, 5, {7, 3, 2, 1}), true},      // 64 x 4 taps
+        {layer(2, 2, 128, 4, {9, 4, 3, 1}), true},     // 128 x 4 taps, 2 groups
+        {layer(2, 1, 32, 6, {12, 3, 2, 1}), false},    // 32 x 4 taps: short
+        {layer(2, 1, 64, 6, {10, 3, 1, 1}), false},    // stride 1
+        {layer(2, 1, 64, 8, {7, 3, 2, 1}), false},     // 8 output channels
+    };
+    const std::vector<RouteCase> volumes = {
+        {layer(3, 1, 32, 4, {5, 3, 2, 1}), true},
+        {layer(3, 1, 64, 6, {4, 4, 2, 1}), true},
+        {layer(3, 1, 64, 5, {5, 2, 1, 0}), false},     // stride 1
+    };
+    const std::vector<RouteCase> rows = {{layer(1, 1, 64, 5, {40, 2, 2, 0}), false}};
+    const auto checked = [](const std::string &how) { return unpinned(how) && how.find("(avx512") != std::string::npos; };
+    const auto expect = [](const std::string &how, bool routed) {
+        EXPECT_EQ(how.find("channels-last twin") != std::string::npos && how.find("nxc_dots") != std::string::npos, routed);
+    };
+    check_route_cases(planes, 2, 9100, checked, expect);
+    if (deconv_test::rank_built(3)) check_route_cases(volumes, 3, 9140, checked, expect);
+    check_route_cases(rows, 1, 9170, checked, expect);
+}
+
 // Channels-last layers of 1-6 output channels per group and a vector or more of input channels
 // run the kernels that vectorize input channels (cpu_channel_dots_schedule.h): every output
 // channel count they specialize (4-6 from two vectors of input channels, and at stride 1 in 2D
