@@ -792,7 +792,7 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
             }
             // Phase tasks, largest first: each thread runs its range of them, then helps with the
             // other's (cpu_thread_pool.cpp).
-            const std::vector<PhaseTask> tasks = phase_tasks(p, counts, interleave);
+            const std::vector<PhaseTask> tasks = phase_tasks(p, counts, interleave, x_step);
             run_slices((int64_t)tasks.size(), (int64_t)tasks.size(), [&](int64_t begin, int64_t count) {
                 for (int64_t t = begin; t < begin + count; t++)
                     for (const std::vector<size_t> &ph : tasks[t].phases) run_phase(ph);

@@ -27,6 +27,36 @@ bool stride_2_2d(const Plan::Impl &p) {
 
 }  // namespace
 
+bool unit_strides(const Plan::Impl &p) {
+    for (int64_t s : p.info.strides)
+        if (s != 1) return false;
+    return true;
+}
+
+// The channel-dot kernels (cpu_channel_dots_schedule.h) serve up to tiles::kDotsMaxChannels output
+// channels per group from a vector of input channels. The channels-last kernels ran 1-3 output
+// channels scalar and the channels-first twin the layers took instead transposed the whole input
+// (dcgan_l5_nxc, 64 -> 3 channels: 5.4-6.0 -> 3.5-3.7 ms on AVX-512, 8.4 -> 3.8-4.2 on AVX2, with
+// the image slices of cpu_executor.cpp).
+// 4-6 output channels (above kDotsFewChannels), which the channels-first twin took, from
+// kDotsMinVectors vectors of input channels (one vector: 0.9x), and in 2D and 3D at stride 1 from
+// kDotsStrideOneVectors, whose twin reads planes as flat rows (0.35-0.74x on dots at 16-32 input
+// channels; 128: 1.66x). AVX-512, 2 threads: 1.3-12x on 12 of 12 random layers of 32-256 input
+// channels (d8_0: 256 -> 6 channels, 12^3, kernel 3 stride 2: 9.9 -> 0.9 ms). At 8 the
+// channels-last kernels' half-vector tiles ran faster (0.56-0.88x on dots).
+constexpr int64_t kDotsFewChannels = 3;
+constexpr int64_t kDotsMinVectors = 2;
+constexpr int64_t kDotsStrideOneVectors = 8;
+
+bool channel_dots_class(const Plan::Impl &p) {
+    const OpGeometry &g = p.geo;
+    const int64_t lanes = p.tiles.lanes;
+    if (g.c_out > tiles::kDotsMaxChannels || g.c_in < lanes) return false;
+    if (g.c_out <= kDotsFewChannels) return true;
+    return g.c_in >= kDotsMinVectors * lanes &&
+           (g.rank < 2 || !unit_strides(p) || g.c_in >= kDotsStrideOneVectors * lanes);
+}
+
 // A phase's reduction, at most: input channels x its taps.
 int64_t phase_reduction(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
@@ -117,8 +147,7 @@ bool narrow_rows_channel_tiles(const Plan::Impl &p) {
 bool flat_rows_class(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
     if (g.forward || g.data_format != DataFormat::NCX || g.rank < 2 || p.policy.flat_rows == Toggle::Off) return false;
-    for (int i = 0; i < g.rank; i++)
-        if (p.info.strides[i] != 1) return false;
+    if (!unit_strides(p)) return false;
     if (p.policy.flat_rows == Toggle::On) return true;
     if (!kMeasuredHere || p.policy.route != Policy::Route::Auto) return false;
     const bool depthwise = g.c_in == 1 && g.c_out == 1;
@@ -179,9 +208,9 @@ bool few_outputs_twin(const Plan::Impl &p) {
     return g.n >= kFewOutputsMinImages || g.c_in >= kFewOutputsManyCin;
 }
 
-// Channels-first 2D and 3D layers of 4-6 output channels (above tiles::kDotsFewChannels) with
-// a stride above 1 and tiles::kDotsMinVectors vectors of input channels or more run on the
-// channels-last twin, on its channel-dot kernels, on CPUs of 32 vector registers: 3D layers, and
+// Channels-first 2D and 3D layers of 4-6 output channels (above kDotsFewChannels) with a stride
+// above 1 that the channel dots serve (channel_dots_class) run on the channels-last twin, on its
+// channel-dot kernels, on CPUs of 32 vector registers: 3D layers, and
 // 2D ones whose phase reduction (phase_reduction) is kDotTwinMinReduction or longer. AVX-512, 2
 // threads, 32 random layers of 32-256 input channels: 1.2-5.5x on the 16 taken (64 -> 5, kernel
 // 3 stride 2, 16^3: 4.0 -> 0.78 ms). Left out, as slower twinned: 2D stride 1 (0.06-0.21x), 1D
@@ -193,12 +222,9 @@ bool dot_outputs_twin(const Plan::Impl &p) {
     if (!kMeasuredHere) return false;
     const OpGeometry &g = p.geo;
     if (g.forward || g.data_format != DataFormat::NCX || g.rank < 2 || !p.regs.many ||
-        g.c_out <= tiles::kDotsFewChannels || g.c_out > tiles::kDotsMaxChannels ||
-        g.c_in < tiles::kDotsMinVectors * p.tiles.lanes)
+        g.c_out <= kDotsFewChannels || unit_strides(p) || !channel_dots_class(p))
         return false;
-    bool strided = false;
-    for (int64_t s : p.info.strides) strided = strided || s > 1;
-    return strided && (g.rank == 3 || phase_reduction(p) >= kDotTwinMinReduction);
+    return g.rank == 3 || phase_reduction(p) >= kDotTwinMinReduction;
 }
 
 // 1D layers of kernel 4 at stride 2 run on the channels-last twin on 16 vector registers of 8

@@ -30,6 +30,10 @@ bool short_1d_positions(const Plan::Impl &p);
 // 2D channels-first layers of half a vector of output channels (AVX2: or a whole one) on rows
 // of a vector or less, for the channel tiles.
 bool narrow_rows_channel_tiles(const Plan::Impl &p);
+// Every axis at stride 1.
+bool unit_strides(const Plan::Impl &p);
+// Channel counts and strides the channel-dot kernels serve (either layout; the routes check theirs).
+bool channel_dots_class(const Plan::Impl &p);
 // Stride-1 channels-first layers (2D, 3D) whose planes the position kernels read as flat rows.
 bool flat_rows_class(const Plan::Impl &p);
 // 2D stride-2 position layers of 4-15 output channels that run per phase, not interleaved.

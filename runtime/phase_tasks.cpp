@@ -18,9 +18,9 @@ int64_t products(const AxisPhase &a) { return a.out_count * a.tap_count; }
 
 }  // namespace
 
-std::vector<PhaseTask> phase_tasks(const Plan::Impl &p, const std::vector<size_t> &entries, bool interleave) {
+std::vector<PhaseTask> phase_tasks(const Plan::Impl &p, const std::vector<size_t> &entries, bool interleave,
+                                   int64_t x_step) {
     const int in = p.geo.rank - 1;
-    const int64_t x_step = p.geo.data_format == DataFormat::NXC ? p.geo.groups * p.geo.c_out : 1;
     const bool split_inner = !interleave && x_step * (int64_t)dtype_size(p.dtype) >= kSplitInnerBytes;
     std::vector<PhaseTask> tasks;
     for_each_combination(entries, [&](const std::vector<size_t> &ph) {

@@ -25,8 +25,10 @@ struct PhaseTask {
     int64_t products = 0;  // output-tap products: the task's share of the layer's work
 };
 
-// The tasks, largest first.
-std::vector<PhaseTask> phase_tasks(const Plan::Impl &p, const std::vector<size_t> &entries, bool interleave);
+// The tasks, largest first; the output's positions along the innermost axis `x_step` elements
+// apart.
+std::vector<PhaseTask> phase_tasks(const Plan::Impl &p, const std::vector<size_t> &entries, bool interleave,
+                                   int64_t x_step);
 
 // Whether a plan runs its phases as tasks: where pinned on, on the phase executor.
 bool choose_phase_tasks(const Plan::Impl &p);

@@ -15,7 +15,6 @@
 #include "phase_tasks.h"
 #include "winograd_executor.h"
 
-#include "../generators/schedules/channel_dots_facts.h"
 #include "../generators/schedules/interleaved_depthwise_facts.h"
 #include "../generators/schedules/tile_facts.h"
 
@@ -121,28 +120,13 @@ bool uses_groups(const Plan::Impl &p) {
     return has_channels_last_pair(p, &KernelKey::groups);
 }
 
-// Channels-last backprop layers with at most tiles::kDotsMaxChannels output channels per group and at
-// least a vector of input channels run the kernels that vectorize input channels
-// (cpu_channel_dots_schedule.h), where this build has them: each output a dot product over
-// the channels-last input's dense channels. The channels-last kernels ran their outputs scalar
-// and the channels-first twin the layers took instead transposed the whole input (dcgan_l5_nxc,
-// 64 -> 3 channels: 5.4-6.0 -> 3.5-3.7 ms on AVX-512, 8.4 -> 3.8-4.2 on AVX2, with the image
-// slices of cpu_executor.cpp). So do 4-6 output channels, which the channels-first twin took
-// (AVX-512, 2 threads: 1.3-12x on 12 of 12 random layers of 32-256 input channels, d8_0: 256 -> 6
-// channels, 12^3, kernel 3 stride 2: 9.9 -> 0.9 ms). At 8 the channels-last kernels' half-vector
-// tiles ran faster (0.56-0.88x on dots). 4-6 channels take them from tiles::kDotsMinVectors
-// vectors of input channels, and at stride 1 in 2D and 3D from kDotsStrideOneVectors, whose twin
-// reads planes as flat rows (0.35-0.74x on dots at 16-32 input channels; 128: 1.66x).
-constexpr int64_t kDotsStrideOneVectors = 8;
-
+// Channels-last backprop layers of the channel-dot class (channel_dots_class: up to
+// tiles::kDotsMaxChannels output channels per group) run the kernels that vectorize input channels
+// (cpu_channel_dots_schedule.h), where this build has them: each output a dot product over the
+// channels-last input's dense channels. The route pins channels_first instead.
 bool uses_channel_dots(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
-    if (g.forward || g.data_format != DataFormat::NXC || g.c_out > tiles::kDotsMaxChannels || g.c_in < p.tiles.lanes) return false;
-    bool stride_one = g.rank >= 2;
-    for (int64_t s : p.info.strides) stride_one = stride_one && s == 1;
-    if (g.c_out > tiles::kDotsFewChannels && (g.c_in < tiles::kDotsMinVectors * p.tiles.lanes ||
-                                       (stride_one && g.c_in < kDotsStrideOneVectors * p.tiles.lanes)))
-        return false;
+    if (g.forward || g.data_format != DataFormat::NXC || !channel_dots_class(p)) return false;
     const Policy::Route r = p.policy.route;
     if (r != Policy::Route::Auto && r != Policy::Route::ChannelsLast) return false;
     return has_channels_last_pair(p, &KernelKey::dots);

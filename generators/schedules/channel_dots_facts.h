@@ -8,10 +8,6 @@ namespace deconv {
 namespace tiles {
 
 constexpr int kDotsMaxChannels = 6;
-// More than this many output channels take the channel dots only from kDotsMinVectors vectors of
-// input channels (one vector: 0.9x against the channels-first twin; runtime/strategy.cpp).
-constexpr int kDotsFewChannels = 3;
-constexpr int kDotsMinVectors = 2;
 
 // Positions per register tile at `channels` output channels: the tile's partial sums (channels x
 // positions vectors) within `accumulators` (24 of 32 registers, 12 of 16), at most `q_tile`.

@@ -53,6 +53,7 @@ inline void schedule_cpu_groups(ConvStages &p, Halide::OutputImageParam out_para
     // tasks of several position tiles (cpu_parallel.h): a task per tile made two threads slower
     // than one (4 images of 32 groups x 250, kernel 3 stride 4: 0.031 ms, 0.014 on one thread).
     const Expr batch = out_param.dim(rank + 2).extent();
+    Var tile_loop = qo;  // the position tile loop (1D: inside a task)
     auto outer = [&](Stage s, std::vector<VarOrRVar> order, const VarOrRVar &g_outer, int tile) {
         order.push_back(qo);
         order.push_back(g_outer);
@@ -62,7 +63,7 @@ inline void schedule_cpu_groups(ConvStages &p, Halide::OutputImageParam out_para
         if (rank >= 2) {
             s.parallel(p.q[rank - 1]);
         } else {
-            parallel_row_tasks(s, qo, (width + tile - 1) / tile, Expr(1), batch);
+            tile_loop = parallel_row_tasks(s, qo, (width + tile - 1) / tile, Expr(1), batch).in_task;
         }
         s.parallel(p.n);
     };
@@ -80,8 +81,7 @@ inline void schedule_cpu_groups(ConvStages &p, Halide::OutputImageParam out_para
 
     // The accumulator lives in registers at the position tile; the reduction (taps) outside the
     // tile's groups and positions.
-    // (1D: the position tile loop inside a task, RowTasks::in_task.)
-    p.acc.compute_at(p.out, rank >= 2 ? qo : Var(qo.name() + "_in_task")).store_in(MemoryType::Register);
+    p.acc.compute_at(p.out, tile_loop).store_in(MemoryType::Register);
     Stage u = p.acc.update();
     std::vector<VarOrRVar> order = {p.g, p.q[0], p.co, p.r[rank]};
     for (int i = 0; i < rank; i++) order.push_back(p.r[i]);
