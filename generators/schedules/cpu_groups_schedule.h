@@ -7,8 +7,9 @@
 //
 // The register tile: `vectors` native vectors of groups times `q_tile` output positions of the
 // innermost spatial axis; per tap, `vectors` weight loads serve the tile. Branches, in order: the
-// full tile; one vector of groups x q_tile; one vector per position; 4-lane vectors; scalar
-// (fewer than four groups). Loops, outermost first: batch, rows, group tiles, position tiles.
+// exact tiles of three and two vectors (groups a whole number of them); the full tile; one vector
+// of groups x 8 positions, then x q_tile; one vector per position; 4-lane vectors; scalar (fewer
+// than four groups). Loops, outermost first: batch, rows, group tiles, position tiles.
 #pragma once
 
 #include "../conv_stages.h"
@@ -34,11 +35,28 @@ inline void schedule_cpu_groups(ConvStages &p, Halide::OutputImageParam out_para
         Expr cond;
         int g_tile, vec, q_tile;
     };
-    std::vector<Branch> branches = {
-        {groups >= vectors * lanes && width >= q_tile, vectors * lanes, lanes, q_tile},
-        {groups >= lanes && width >= q_tile, lanes, lanes, q_tile},
-        {groups >= lanes, lanes, lanes, 1},
-    };
+    std::vector<Branch> branches;
+    // The exact tiles (tile_facts.h) unless the tile is pinned; not on 2-lane vectors (SSE4.1
+    // f64), where Halide 14 stored zeros from the branches after a three-vector one (found by
+    // LayoutWide.DepthwiseEveryGroupTile).
+    const bool exact = sp.vectors == 0 && sp.q_tile == 0 && lanes >= 4;
+    const int exact_q[2] = {tiles::groups_three_vector_q_tile(many), tiles::groups_two_vector_q_tile(many)};
+    for (int v = 3; exact && v >= 2; v--) {
+        const int q = exact_q[3 - v];
+        if (q == 0 || v == vectors) continue;
+        // A tile smaller than the default one only where that one would compute groups twice.
+        Expr cond = groups % (v * lanes) == 0 && width >= q;
+        if (v < vectors) cond = cond && groups % (vectors * lanes) != 0;
+        branches.push_back({cond, v * lanes, lanes, q});
+    }
+    branches.push_back({groups >= vectors * lanes && width >= q_tile, vectors * lanes, lanes, q_tile});
+    // Not where it would be square (8 lanes of f64 or of i64 accumulators on AVX-512): see below.
+    if (exact && tiles::groups_one_vector_q_tile(many) != lanes) {
+        const int q = tiles::groups_one_vector_q_tile(many);
+        branches.push_back({groups >= lanes && width >= q, lanes, lanes, q});
+    }
+    branches.push_back({groups >= lanes && width >= q_tile, lanes, lanes, q_tile});
+    branches.push_back({groups >= lanes, lanes, lanes, 1});
     if (lanes > 4) branches.push_back({groups >= 4, 4, 4, 1});
     // No square tiles (cpu_schedule.h: Halide 14 drops the reduction of such a branch).
     for (Branch &b : branches) {

@@ -63,6 +63,16 @@ constexpr bool dense_group_unrolled_channels(bool many) { return many; }
 // multiply-add also loads its input vector).
 constexpr int groups_vectors(bool many) { return many ? 4 : 2; }
 constexpr int groups_q_tile() { return 4; }
+// Its exact tiles, tried first where the default tiles are not: groups that are a whole number
+// of three or two vectors take that many vectors (no group computed twice by a shifted last
+// tile), and one vector of groups takes eight positions. A tap loop of one or two iterations
+// then holds 8-15 multiply-adds, where the one-vector tile that 48 and 96 groups ran held four
+// (48 groups, 56x56, kernel 3 stride 2: 1.23x; 96 groups, kernel 5 stride 2: 1.5x; Zen 5).
+// q_tile 0: no such tile (AVX2's two-vector tile is its default one). Six positions on 16
+// registers: eight would square the tile of 8 lanes (cpu_schedule.h).
+constexpr int groups_three_vector_q_tile(bool many) { return many ? 5 : 4; }
+constexpr int groups_two_vector_q_tile(bool many) { return many ? 6 : 0; }
+constexpr int groups_one_vector_q_tile(bool many) { return many ? 8 : 6; }
 
 // Position-vectorized (channels-first) schedule, cpu_schedule.h: `vectors` position vectors x
 // `co_tile` output channels.
