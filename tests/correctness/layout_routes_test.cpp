@@ -28,8 +28,8 @@ std::string row_case(int rank, int64_t k, int64_t s, int64_t x) {
 // Channels-last depthwise layers (one input and one output channel per group) run the
 // group-vectorized kernels: group counts on every side of their tiles (4-lane, one vector, the
 // exact tiles of two and three vectors, the full tile of several vectors, and scalar under four;
-// lanes are 4 to 16), rows narrower and wider than the position tiles (4, 5, 6 and 8), strides 1-3 with the phases' interior and bounded kernels, batch
-// 1-2, every built dtype and rank. The first case of each dtype also checks the plan names the
+// lanes are 4 to 16), rows narrower and wider than the position tiles (4, 5, 6 and 8), strides
+// 1-3 with the phases' interior and bounded kernels, batch 1-2, every built dtype and rank. The first case of each dtype also checks the plan names the
 // group kernel, so a routing change cannot leave them untested.
 TEST(LayoutWide, DepthwiseEveryGroupTile) {
     int ran = 0, failed = 0, i = 0;
@@ -783,7 +783,7 @@ TEST(LayoutWide, DepthwiseInterleavedEveryTile) {
     for (DType t : {DType::f32, DType::f16}) {
         if (!deconv_test::dtype_built(t)) continue;
         for (int64_t s : {2, 8})
-            for (int64_t groups : {1, 3, 4, 5, 8, 12, 13, 16, 21, 24, 32, 33, 48, 64, 70, 96})
+            for (int64_t groups : {1, 3, 4, 5, 8, 13, 16, 21, 33, 64, 70})
                 for (int64_t x : {1, 2, 3, 5, 9}) {
                     const int rank = 1 + (i % 3);
                     const uint64_t seed = deconv_test::sweep_seed(t, rank, 7500 + i);
