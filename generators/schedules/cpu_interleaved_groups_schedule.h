@@ -11,8 +11,9 @@
 // the full tile; one vector of groups; 4-lane vectors; scalar (fewer than four groups). The full
 // tile specializes the common residue of pads_begin (0 at stride 8, 1 at stride 2: where every
 // phase's input address is a constant offset from one, as in cpu_interleaved_schedule.h), and
-// under it two taps per phase and axis (interleaved_depthwise_facts.h): the only layers the
-// dispatcher runs here; the other branches keep the kernel correct for any.
+// under it two taps per phase along axis 0 (the packed zero of a phase one tap short included)
+// and two or one along axis 1 (interleaved_depthwise_facts.h): the only layers the dispatcher
+// runs here; the other branches keep the kernel correct for any.
 // Loops, outermost first: batch, rows (in tasks), position tiles, group tiles.
 #pragma once
 
@@ -33,7 +34,7 @@ inline void schedule_cpu_interleaved_groups(InterleavedStages &p, Halide::Output
     using namespace Halide;
     const bool many = tiles::many_registers(target.has_feature(Target::AVX512), target.arch == Target::ARM);
     const int accumulators = tiles::interleaved_accumulators(many);
-    const int vectors = sp.vectors > 0 ? sp.vectors : (many && 4 * stride <= accumulators ? 2 : 1);
+    const int vectors = sp.vectors > 0 ? sp.vectors : tiles::interleaved_depthwise_vectors(many, stride);
     const int q_tile = sp.q_tile > 0 ? sp.q_tile : std::max(1, accumulators / (vectors * stride));
     const int rank = (int)p.q.size();
     const int lanes = target.natural_vector_size(acc_t);
@@ -64,10 +65,13 @@ inline void schedule_cpu_interleaved_groups(InterleavedStages &p, Halide::Output
         if (branches.empty()) {
             // Upsampling by the stride with kernel 2s (centernet_dla_dw, fcn8s_upscore8): two taps
             // per phase and axis, unrolled with the tile, at the common residue.
-            Expr two_taps = p.r[0].extent() == tiles::kInterleavedDepthwiseTaps;
+            const Expr x_taps = p.r[0].extent() == tiles::kInterleavedDepthwiseTaps;
+            Expr two_taps = x_taps;
             if (rank >= 2) two_taps = two_taps && p.r[1].extent() == tiles::kInterleavedDepthwiseTaps;
             const Expr common = b.cond && pad_begin == common_pad;
             branches.push_back({common && two_taps, b.g_tile, b.vec, b.q_tile, true});
+            // Kernel 2s - 1 (3 at stride 2, pad 1): the rows of the phases of one tap along axis 1.
+            if (rank >= 2) branches.push_back({common && x_taps && p.r[1].extent() == 1, b.g_tile, b.vec, b.q_tile, true});
             branches.push_back({common, b.g_tile, b.vec, b.q_tile});
         }
         branches.push_back(b);

@@ -772,18 +772,18 @@ TEST(LayoutWide, RowBlocksAndOneTapTiles) {
 // Channels-last depthwise layers with stride 2 or 8 on the innermost axis run its phases together
 // on the interleaved group kernel (cpu_interleaved_groups_schedule.h): group counts on every
 // side of its tiles (scalar under four, 4-lane, one vector, the full tile, with shifted last
-// tiles), rows of 1 to 9 groups of s outputs (narrower and wider than its position tile), 1, 2
-// and 3 taps per phase and a phase one tap short (kernels s, 2s, 3s, 2s - 1), pads_begin at the
-// kernel's common residue and off it, the Y mod s outputs past the last whole group
-// (output_padding), ranks 1-3, batch 1-2; f32, and f16 (run as f32 where the CPU has F16C). Every
-// case checks that the plan names the interleaved group kernel where it is built (x86-64 f32
-// plans; expect_plan_runs).
+// tiles, whole tiles of 32 and 96), rows of 1 to 9 groups of s outputs (narrower and wider than
+// its position tile), 1, 2 and 3 taps per phase and a phase one tap short (kernels s, 2s, 3s,
+// 2s - 1), pads_begin at the kernel's common residue and off it, the Y mod s outputs past the
+// last whole group (output_padding), ranks 1-3, batch 1-2; f32, and f16 (run as f32 where the
+// CPU has F16C). Every case checks that the plan names the interleaved group kernel where it is
+// built (x86-64 f32 plans; expect_plan_runs).
 TEST(LayoutWide, DepthwiseInterleavedEveryTile) {
     int ran = 0, failed = 0, i = 0, routed = 0;
     for (DType t : {DType::f32, DType::f16}) {
         if (!deconv_test::dtype_built(t)) continue;
         for (int64_t s : {2, 8})
-            for (int64_t groups : {1, 3, 4, 5, 8, 13, 16, 21, 33, 64, 70})
+            for (int64_t groups : {1, 3, 4, 5, 8, 13, 16, 21, 32, 33, 64, 70, 96})
                 for (int64_t x : {1, 2, 3, 5, 9}) {
                     const int rank = 1 + (i % 3);
                     const uint64_t seed = deconv_test::sweep_seed(t, rank, 7500 + i);
@@ -797,10 +797,17 @@ TEST(LayoutWide, DepthwiseInterleavedEveryTile) {
                     const AxisSpec outer = i % 2 == 0 ? AxisSpec{3, 4, 2, 1} : AxisSpec{3, 3, 2, 1};
                     const deconv_ref::Problem p = grouped_problem(i % 5 == 0 ? 2 : 1, groups, 1, 1, true, rank,
                                                                   {x, k, s, pad, i % s}, outer);
-                    // The rules run the kernel on its fast branch only (two taps per phase on the
-                    // two innermost axes, pad 1 at stride 2, 0 at stride 8); the pin reaches the
+                    // The rules run the kernel on its fast branch only: pad 1 at stride 2, 0 at
+                    // stride 8, two taps per phase on the two innermost axes, or phases of one tap
+                    // beside them (a kernel one tap short along the innermost axis, kernel 3 along
+                    // the next) where the groups fill whole tiles (32 groups fill every variant's),
+                    // in 1D, and in 2D on rows of whole groups of s outputs; the pin reaches the
                     // others.
-                    const bool fast = k == 2 * s && pad % s == (s == 2 ? 1 : 0) && (rank == 1 || outer.k == 4);
+                    const int64_t width = deconv_ref::resolve(p).out_spatial.back();
+                    const bool two_taps = k == 2 * s && (rank == 1 || outer.k == 4);
+                    const bool one_tap = (k == 2 * s || k == 2 * s - 1) && groups % 32 == 0 &&
+                                         (rank == 1 || (rank == 2 && width % s == 0));
+                    const bool fast = pad % s == (s == 2 ? 1 : 0) && (two_taps || one_tap);
                     const std::string pin = fast ? "" : "interleave=plain";
 #if defined(__x86_64__)
                     if (t == DType::f32 && deconv_ref::resolve(p).out_spatial.back() >= s)
