@@ -199,12 +199,11 @@ const KernelEntry *interleaved_kernel_for(const Plan::Impl &p, bool channel_majo
     // per phase along the two innermost axes. On the others the per-phase group kernels were 2-10x
     // faster (kernels 5-6 at stride 2, pads off the common residue, kernel 16 at stride 8 with
     // pad 3 or 4: 48 groups, 56x56). Phases of one tap beside them (kernel 2s - 1: a packed zero
-    // along the innermost axis; one tap along the next) only where the groups fill whole full
-    // tiles, in 1D, and in 2D where the rows end on a whole group of s outputs: kernel 3 at stride
-    // 2 pad 1, 32-128 groups, 1.1-1.8x over the per-phase kernels on two threads; 16 and 48
-    // groups, which run the kernel's other branches, 0.2-0.9x; 2D rows with a tail output (their
-    // extra calls) 0.67-0.77x; 3D 0.2-0.6x. The pin interleave=plain runs it anywhere (its other
-    // branches stay correct: the layout tests reach them so).
+    // along the innermost axis; one tap along the next) only where the groups fill whole vectors,
+    // in 1D, and in 2D where the rows end on a whole group of s outputs: kernel 3 at stride 2 pad
+    // 1, 16-128 groups, 1.0-1.9x over the per-phase kernels on two threads; 2D rows with a tail
+    // output (their extra calls) 0.67-0.77x; 3D 0.2-0.6x. The pin interleave=plain runs it
+    // anywhere (its other branches stay correct: the layout tests reach them so).
     if (p.groups && p.policy.interleave != Policy::Interleave::Plain) {
         if (floor_mod(p.info.pads_begin[in], s) != tiles::interleaved_depthwise_pad_residue((int)s)) return nullptr;
         if (most_taps(p.phases[in]) != tiles::kInterleavedDepthwiseTaps) return nullptr;
@@ -214,9 +213,8 @@ const KernelEntry *interleaved_kernel_for(const Plan::Impl &p, bool channel_majo
                 if (a.tap_count < 1 || a.tap_count > tiles::kInterleavedDepthwiseTaps) return nullptr;
                 one_tap = one_tap || a.tap_count == 1;
             }
-        const int64_t full_tile = tiles::interleaved_depthwise_vectors(p.regs.many, (int)s) * p.tiles.lanes;
         const bool whole_rows = p.geo.rank == 1 || (p.geo.rank == 2 && p.out_spatial[in] % s == 0);
-        if (one_tap && (!whole_rows || full_tile <= 0 || p.geo.groups % full_tile != 0)) return nullptr;
+        if (one_tap && (!whole_rows || p.tiles.lanes <= 0 || p.geo.groups % p.tiles.lanes != 0)) return nullptr;
     }
     KernelKey key;
     key.family = KernelFamily::Interleaved;

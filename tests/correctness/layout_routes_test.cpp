@@ -772,11 +772,11 @@ TEST(LayoutWide, RowBlocksAndOneTapTiles) {
 // Channels-last depthwise layers with stride 2 or 8 on the innermost axis run its phases together
 // on the interleaved group kernel (cpu_interleaved_groups_schedule.h): group counts on every
 // side of its tiles (scalar under four, 4-lane, one vector, the full tile, with shifted last
-// tiles, whole tiles of 32 and 96), rows of 1 to 9 groups of s outputs (narrower and wider than
-// its position tile), 1, 2 and 3 taps per phase and a phase one tap short (kernels s, 2s, 3s,
-// 2s - 1), pads_begin at the kernel's common residue and off it, the Y mod s outputs past the
-// last whole group (output_padding), ranks 1-3, batch 1-2; f32, and f16 (run as f32 where the
-// CPU has F16C). Every case checks that the plan names the interleaved group kernel where it is
+// tiles, whole vectors of 16, 32 and 96), rows of 1 to 9 groups of s outputs (narrower and
+// wider than its position tile), 1, 2 and 3 taps per phase and a phase one tap short (kernels
+// s, 2s, 3s, 2s - 1), pads_begin at the kernel's common residue and off it, the Y mod s outputs
+// past the last whole group (output_padding), ranks 1-3, batch 1-2; f32, and f16 (run as f32
+// where the CPU has F16C). Every case checks that the plan names the interleaved group kernel where it is
 // built (x86-64 f32 plans; expect_plan_runs).
 TEST(LayoutWide, DepthwiseInterleavedEveryTile) {
     int ran = 0, failed = 0, i = 0, routed = 0;
@@ -800,12 +800,12 @@ TEST(LayoutWide, DepthwiseInterleavedEveryTile) {
                     // The rules run the kernel on its fast branch only: pad 1 at stride 2, 0 at
                     // stride 8, two taps per phase on the two innermost axes, or phases of one tap
                     // beside them (a kernel one tap short along the innermost axis, kernel 3 along
-                    // the next) where the groups fill whole tiles (32 groups fill every variant's),
+                    // the next) where the groups fill whole vectors (16 fill every variant's),
                     // in 1D, and in 2D on rows of whole groups of s outputs; the pin reaches the
                     // others.
                     const int64_t width = deconv_ref::resolve(p).out_spatial.back();
                     const bool two_taps = k == 2 * s && (rank == 1 || outer.k == 4);
-                    const bool one_tap = (k == 2 * s || k == 2 * s - 1) && groups % 32 == 0 &&
+                    const bool one_tap = (k == 2 * s || k == 2 * s - 1) && groups % 16 == 0 &&
                                          (rank == 1 || (rank == 2 && width % s == 0));
                     const bool fast = pad % s == (s == 2 ? 1 : 0) && (two_taps || one_tap);
                     const std::string pin = fast ? "" : "interleave=plain";
