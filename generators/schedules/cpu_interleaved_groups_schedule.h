@@ -9,8 +9,9 @@
 // stores are whole runs of s * q_tile consecutive positions of the tile's groups, and a row's
 // group tiles run inside its position tiles, so a call writes its rows front to back. Branches:
 // the full tile; one vector of groups; 4-lane vectors; scalar (fewer than four groups). The full
-// tile and the one-vector tile specialize the common residue of pads_begin (0 at stride 8, 1 at stride 2: where every
-// phase's input address is a constant offset from one, as in cpu_interleaved_schedule.h), and
+// tile and the one-vector tile specialize the common residue of pads_begin (0 at stride 8, 1 at
+// stride 2: where every phase's input address is a constant offset from one, as in
+// cpu_interleaved_schedule.h), and
 // under it two taps per phase along axis 0 (the packed zero of a phase one tap short included)
 // and two or one along axis 1 (interleaved_depthwise_facts.h): the only layers the dispatcher
 // runs here; the other branches keep the kernel correct for any.
@@ -34,7 +35,7 @@ inline void schedule_cpu_interleaved_groups(InterleavedStages &p, Halide::Output
     using namespace Halide;
     const bool many = tiles::many_registers(target.has_feature(Target::AVX512), target.arch == Target::ARM);
     const int accumulators = tiles::interleaved_accumulators(many);
-    const int vectors = sp.vectors > 0 ? sp.vectors : tiles::interleaved_depthwise_vectors(many, stride);
+    const int vectors = sp.vectors > 0 ? sp.vectors : (many && 4 * stride <= accumulators ? 2 : 1);
     const int q_tile = sp.q_tile > 0 ? sp.q_tile : std::max(1, accumulators / (vectors * stride));
     const int rank = (int)p.q.size();
     const int lanes = target.natural_vector_size(acc_t);
@@ -73,7 +74,10 @@ inline void schedule_cpu_interleaved_groups(InterleavedStages &p, Halide::Output
             const Expr common = b.cond && pad_begin == common_pad;
             branches.push_back({common && two_taps, b.g_tile, b.vec, b.q_tile, true});
             // Kernel 2s - 1 (3 at stride 2, pad 1): the rows of the phases of one tap along axis 1.
-            if (rank >= 2) branches.push_back({common && x_taps && p.r[1].extent() == 1, b.g_tile, b.vec, b.q_tile, true});
+            if (rank >= 2) {
+                const Expr one_tap_rows = common && x_taps && p.r[1].extent() == 1;
+                branches.push_back({one_tap_rows, b.g_tile, b.vec, b.q_tile, true});
+            }
             branches.push_back({common, b.g_tile, b.vec, b.q_tile});
         }
         branches.push_back(b);
