@@ -12,12 +12,16 @@
 #      inputs: tests/fuzz/CMakeLists.txt).
 #   2. TSan (clang-14): the threading tests (the pools, plans and packed filters shared across
 #      threads, set_cpu_threads racing with runs, the CUDA probe, tests/concurrency's stress test).
-# Environment: JOBS (default 2), FUZZ_SECONDS, DECONV_KERNEL_CACHE (default ./build).
+# Environment: JOBS (default 2), FUZZ_SECONDS, DECONV_KERNEL_CACHE (default ./build),
+# SANITIZER_DTYPES and SANITIZER_RANKS (default f32;f64 and 1;2;3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
 JOBS="${JOBS:-2}"
 FUZZ_SECONDS="${FUZZ_SECONDS:-30}"
+# The kernel matrix: a part of the x86-64 build's, so that every kernel comes from its cache.
+SANITIZER_DTYPES="${SANITIZER_DTYPES:-f32;f64}"
+SANITIZER_RANKS="${SANITIZER_RANKS:-1;2;3}"
 export DECONV_KERNEL_CACHE="${DECONV_KERNEL_CACHE:-$root/build}"
 [ -x "$DECONV_KERNEL_CACHE/generators/deconv_generators" ] ||
   { echo "sanitizers: $DECONV_KERNEL_CACHE has no built generator (run scripts/test.sh first)" >&2; exit 1; }
@@ -30,7 +34,7 @@ configure() {  # build folder, then extra cmake arguments
   local dir="$1"
   shift
   CC=clang-14 CXX=clang++-14 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DDECONV_DTYPES="f32;f64" -DDECONV_CUDA=OFF -DDECONV_BF16_DOT=OFF \
+    -DDECONV_DTYPES="$SANITIZER_DTYPES" -DDECONV_RANKS="$SANITIZER_RANKS" -DDECONV_CUDA=OFF -DDECONV_BF16_DOT=OFF \
     -Ddeconv-halide_generators_DIR="$root/.ci/kernel_cache" "$@" > /dev/null
 }
 
