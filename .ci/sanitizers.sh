@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CI's sanitizer jobs, after the main x86-64 build (./build, whose kernels they copy instead of
-# generating them again: .ci/kernel_cache/). Small kernel matrix (f32, f64; no CUDA, no bf16
-# dot-product kernels): the kernels are Halide's generated code and are not instrumented.
+# generating them again: .ci/kernel_cache/). Small kernel matrix (f32, f64 unless told; no CUDA, no
+# bf16 dot-product kernels): the kernels are Halide's generated code and are not instrumented.
 #   1. ASan + UBSan (clang-14), also building the libFuzzer targets: the CTest suite but for its
 #      repeats under the lower x86 kernel variants (avx2., sse41.: they change which uninstrumented
 #      kernel runs, not which of our code does), the unbordered repeats of the pinned routes (the
