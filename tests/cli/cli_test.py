@@ -33,13 +33,17 @@ class Skip(Exception):
     pass
 
 
+# What deconv's message says where this build has no kernel for a layer's rank or dtype.
+NOT_BUILT = "in this build"
+
+
 def built_here(layer):
     """Whether a bench row ran: False where this build has no kernel for its rank or dtype (the
     only reason a row may be skipped; CI's reduced kernel matrix has no rank 3, for one)."""
     why = layer.get("skipped")
     if why is None:
         return True
-    assert "in this build" in why, f"{layer['name']} skipped for another reason than the build: {why}"
+    assert NOT_BUILT in why, f"{layer['name']} skipped for another reason than the build: {why}"
     return False
 
 
@@ -68,7 +72,7 @@ class Ctx:
     def run_kernel(self, *args):
         """Runs a command that needs kernels; raises Skip when this build lacks them."""
         p = self.run(*args, rc=None)
-        if p.returncode != 0 and "in this build" in p.stderr:
+        if p.returncode != 0 and NOT_BUILT in p.stderr:
             raise Skip(p.stderr.strip())
         if p.returncode != 0:
             raise AssertionError(f"deconv {' '.join(map(str, args))}: exit {p.returncode}\n"
@@ -860,7 +864,7 @@ def run_out_of_memory(ctx):
         p = ctx.run(*run, rc=None, preexec_fn=address_space_limit(limit))
         if p.returncode == 0:
             os.remove(ctx.path("y.npy"))
-        elif "in this build" in p.stderr:
+        elif NOT_BUILT in p.stderr:
             raise Skip(p.stderr.strip())
         return p.returncode == 0
 
