@@ -10,6 +10,7 @@
 #include "schedules/cpu_channels_last_schedule.h"
 #include "schedules/cpu_groups_schedule.h"
 #include "schedules/cpu_schedule.h"
+#include "schedules/cpu_tap_rows_schedule.h"
 #include "schedules/gpu_schedule.h"
 #include "schedules/schedule_params.h"
 
@@ -66,6 +67,9 @@ public:
     Halide::GeneratorParam<int> co_tile{"co_tile", 0, 0, 32};
     Halide::GeneratorParam<int> q_tile{"q_tile", 0, 0, 32};
     Halide::GeneratorParam<bool> unroll_taps{"unroll_taps", false};
+    // Channels-last kernels: the outer axes' taps summed one tap row at a time over a band of
+    // output rows (cpu_tap_rows_schedule.h), for layers of many weights per call.
+    Halide::GeneratorParam<bool> tap_rows{"tap_rows", false};
     // ScheduleParams::q_block and l2_input_bytes (in KiB) of the blocked interleaved kernel.
     Halide::GeneratorParam<int> q_block{"q_block", tiles::blocked_tiles_per_block(), 1, 1 << 16};
     Halide::GeneratorParam<int> l2_input_kib{"l2_input_kib", 512, 1, 1 << 20};
@@ -187,6 +191,8 @@ protected:
             schedule_gpu(s, *output, sp);
         } else if (groups_vectorized()) {
             schedule_cpu_groups(s, *output, t, accumulator_type(storage()), sp);
+        } else if (tap_rows) {
+            schedule_cpu_tap_rows(s, *output, t, accumulator_type(storage()), sp);
         } else if (p.channel_major) {
             const bool dense = dense_groups && data_layout() == Layout::NXC;
             schedule_cpu_channels_last(s, *output, t, accumulator_type(storage()), sp, variants,

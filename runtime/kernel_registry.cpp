@@ -12,8 +12,8 @@ namespace detail {
 bool KernelKey::operator==(const KernelKey &o) const {
     return family == o.family && rank == o.rank && dtype == o.dtype && device == o.device && layout == o.layout &&
            channels == o.channels && bounded == o.bounded && x_stride == o.x_stride && blocked == o.blocked &&
-           short_phase0 == o.short_phase0 && ci_pairs == o.ci_pairs && groups == o.groups && dots == o.dots && tile == o.tile &&
-           taps == o.taps;
+           short_phase0 == o.short_phase0 && ci_pairs == o.ci_pairs && groups == o.groups && dots == o.dots && tap_rows == o.tap_rows &&
+           tile == o.tile && taps == o.taps;
 }
 
 KernelEntry parse_kernel_row(const KernelTableRow &row) {
@@ -54,6 +54,7 @@ KernelEntry parse_kernel_row(const KernelTableRow &row) {
         else if (k == "blocked") e.key.blocked = v == "true";
         else if (k == "short_phase") e.key.short_phase0 = n == 0;
         else if (k == "ci_pairs") e.key.ci_pairs = v == "true";
+        else if (k == "tap_rows") e.key.tap_rows = v == "true";
         else if (k == "vectors") e.knobs.vectors = n;
         else if (k == "co_tile") e.knobs.co_tile = n;
         else if (k == "q_tile") e.knobs.q_tile = n;

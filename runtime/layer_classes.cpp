@@ -379,6 +379,38 @@ int64_t exact_channel_blocks(const Plan::Impl &p, int64_t block) {
     return (whole - split) * 100 >= whole * kExactBlocksMinSaving ? b : block;
 }
 
+// Channels-last layers whose weights per call (block x input channels x a phase's taps) pass
+// kBlockWeightBytes, more than a block of one channel tile keeps in L2 (channel_block_within_
+// cache narrows wider ones to it), over two or more tap rows per phase, on
+// rows as wide as the position tile or wider, run their interior calls on the tap-row kernels
+// (generators/schedules/cpu_tap_rows_schedule.h): each tap row's weights serve a band of output
+// rows from L2, where the channels-last kernels' position tiles each stream every tap's. 1024 ->
+// 256, kernel 4 stride 2, 16x16: 22.8 -> 15.0 ms; the seven such layers of
+// bench/channel_block_layers.json 1.17x in geomean, those of 256-768 KiB 1.0x (2 threads,
+// Sapphire Rapids; docs/performance.md).
+// Phases of fewer rows than kTapRowsMinRows (the next axis's) leave the bands of
+// tiles::kTapRowsBandRows too few to share among the threads (14 rows: 0.75-1.1x).
+constexpr int64_t kTapRowsMinRows = 16;
+
+bool tap_rows_class(const Plan::Impl &p, int64_t block) {
+    const OpGeometry &g = p.geo;
+    if (!kMeasuredHere || g.forward || g.rank < 2 || g.data_format != DataFormat::NXC || !p.channel_major || p.groups || p.dots ||
+        p.ci_pairs || p.batch_rows_kernel)
+        return false;
+    // (Rows narrower than the position tile keep the channels-last kernels' narrow-row tiles.)
+    if (widest_phase(p.phases[g.rank - 1]) < p.tiles.row_positions || fewest_phase_rows(p) < kTapRowsMinRows)
+        return false;
+    int64_t rows = 1, taps = 1;
+    for (int i = 0; i < g.rank; i++) {
+        int64_t most = 0;
+        for (const AxisPhase &a : p.phases[i]) most = std::max(most, a.tap_count);
+        taps *= most;
+        if (i + 1 < g.rank) rows *= most;  // spec order: the innermost axis is the last
+    }
+    const int64_t channels = block > 0 ? std::min(block, g.c_out) : g.c_out;
+    return rows >= 2 && channels * g.c_in * taps * (int64_t)dtype_size(p.dtype) > kBlockWeightBytes;
+}
+
 // Channels-last output-channel blocks on narrow rows (strategy.cpp, choose_channel_block: every
 // phase row of the innermost axis under the kernels' position tile), where the channel tiles of
 // four positions run: the full tile, then 3, 2 and 1 vectors, each shifting its last tile back

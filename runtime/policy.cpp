@@ -98,6 +98,7 @@ const std::vector<Knob> &knobs() {
         toggle_knob("tap_windows", &Policy::tap_windows),
         toggle_knob("flat_rows", &Policy::flat_rows),
         toggle_knob("phase_tasks", &Policy::phase_tasks),
+        toggle_knob("tap_rows", &Policy::tap_rows),
         count_knob("channel_block", &Policy::channel_block, {"auto", "0", "16", "32", "64", "128", "192", "256"}, 1 << 20),
         count_knob("group_slices", &Policy::group_slices, {"auto", "0", "1", "2", "4"}, 1024),
         count_knob("row_slabs", &Policy::row_slabs, {"auto", "0", "1", "2", "4", "8", "16"}, 1 << 20),
@@ -198,6 +199,7 @@ Policy policy_from_environment() {
         {"DECONV_EXACT_ROW_TILES", "exact_row_tiles"},   {"DECONV_CHANNEL_BLOCKS", "channel_block"},
         {"DECONV_SERIAL_MACS", "serial"},
         {"DECONV_GROUP_MAJOR", "group_major"},           {"DECONV_TAP_WINDOWS", "tap_windows"},
+        {"DECONV_TAP_ROWS", "tap_rows"},
     };
     for (const auto &o : offs) {
         const char *v = env(o.first);

@@ -42,6 +42,7 @@ struct Policy {
     Toggle tap_windows = Toggle::Auto;       // outer axes' edge outputs called with only their taps
     Toggle flat_rows = Toggle::Auto;         // stride-1 channels-first planes as one row each
     Toggle phase_tasks = Toggle::Auto;       // phases as the tasks of one parallel loop
+    Toggle tap_rows = Toggle::Auto;          // channels-last interior calls on the tap-row kernels
     int64_t channel_block = -1;              // output channels per packed block; 0 one packing
     int64_t group_slices = -1;               // tasks per thread of sliced runs; 0 whole
     int64_t row_slabs = -1;                  // rows per slab of channels-last results; 0 none

@@ -652,6 +652,20 @@ int64_t choose_channel_block(const Plan::Impl &p) {
         p, one_tile ? p.tiles.four_position_channels : channel_block_within_cache(p, kChannelBlock));
 }
 
+// The interior calls of channels-last layers of tap_rows_class (layer_classes.cpp) on the
+// tap-row kernels, where this build has them (x86-64, f32, ranks 2-3); the policy's tap_rows
+// pins them on or off. Their register tiles are the channels-last kernels' (p.tiles holds).
+void choose_tap_rows(Plan::Impl &p) {
+    const Toggle pin = p.policy.tap_rows;
+    if (pin == Toggle::Off || !p.interior_kernel || p.batch_rows_kernel) return;
+    if (pin != Toggle::On && (!tap_rows_class(p, p.channel_block) || p.interior_kernel->knobs.q_tile > 0 ||
+                              p.interior_kernel->knobs.vectors > 0))
+        return;  // (a kernel of pinned register tiles stays)
+    KernelKey key = p.interior_kernel->key;
+    key.tap_rows = true;
+    if (const KernelEntry *k = find_kernel(key)) p.interior_kernel = k;
+}
+
 // Phase plans whose phases without taps (kernel below the stride) hold half of the output or more
 // zero the whole output first, densely and on the pool, and skip those phases: zeroed phase by
 // phase, each pass wrote every s-th element of rows it fetched again for the next phase (kernel 1
@@ -717,6 +731,7 @@ std::shared_ptr<const Plan::Impl> layout_twin(const Plan::Impl &p, DataFormat fo
     set_cpu_kernels(*t, choose_channel_major(*t));
     if (!choose_batch_rows(*t)) choose_bordered_input(*t);
     t->channel_block = choose_channel_block(*t);
+    choose_tap_rows(*t);
     t->zero_first = choose_zero_first(*t);
     choose_flat_rows(*t);
     t->phase_tasks = choose_phase_tasks(*t);
@@ -820,6 +835,7 @@ void choose_cpu_strategy(Plan::Impl &p, bool via_f32) {
     // Only a plan that runs its own CPU kernels reads a bordered input (the twins choose theirs).
     if (!choose_batch_rows(p)) choose_bordered_input(p);
     p.channel_block = choose_channel_block(p);
+    choose_tap_rows(p);
     p.zero_first = choose_zero_first(p);
     choose_flat_rows(p);
     p.phase_tasks = choose_phase_tasks(p);

@@ -58,6 +58,10 @@ constexpr DenseGroupExactTiles dense_group_exact_q_tiles(bool many) {
 }
 constexpr bool dense_group_unrolled_channels(bool many) { return many; }
 
+// Tap-row schedule (cpu_tap_rows_schedule.h): the channels-last register tiles, over bands of
+// this many output rows, each band's accumulator in memory while every tap row passes over it.
+constexpr int kTapRowsBandRows = 4;
+
 // Group-vectorized schedule of channels-last depthwise layers, cpu_groups_schedule.h: `vectors`
 // group vectors x `q_tile` output positions (4 x 4 = 16 accumulators of 32, 2 x 4 of 16: each
 // multiply-add also loads its input vector).

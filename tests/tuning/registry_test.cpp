@@ -37,6 +37,8 @@ TEST(KernelRegistry, EveryKernelHasADistinctKey) {
         }
         EXPECT_EQ(k.key.ci_pairs, name.find("pairs") != std::string::npos) << name;
         EXPECT_EQ(k.key.groups, name.find("groups") != std::string::npos) << name;
+        EXPECT_EQ(k.key.tap_rows, name.find("tap_rows") != std::string::npos) << name;
+        if (k.key.tap_rows) EXPECT_TRUE(k.key.channels && !k.key.bounded && k.key.rank >= 2) << name;
         if (k.key.ci_pairs) EXPECT_EQ(k.knobs.q_tile, 5) << name << ": the pair kernels' q_tile PARAM";
     }
 }
@@ -53,6 +55,13 @@ TEST(KernelRegistry, ParsesTheBuildParameters) {
     EXPECT_TRUE(e.key.ci_pairs);
     EXPECT_FALSE(e.key.bounded);
     EXPECT_EQ(e.knobs.q_tile, 5);
+    EXPECT_FALSE(e.key.tap_rows);
+    const KernelEntry t = deconv::detail::parse_kernel_row(
+        {"deconv_phase_conv", "rank=2 dtype=f32 layout=nxc bounded=false tap_rows=true", deconv::Device::CPU, "t", nullptr});
+    const KernelEntry t0 = deconv::detail::parse_kernel_row(
+        {"deconv_phase_conv", "rank=2 dtype=f32 layout=nxc bounded=false", deconv::Device::CPU, "t0", nullptr});
+    EXPECT_TRUE(t.key.tap_rows);
+    EXPECT_FALSE(t.key == t0.key);  // the default lookup never returns the tap-row kernel
     const KernelEntry i = deconv::detail::parse_kernel_row(
         {"deconv_phase_conv_interleaved", "rank=2 dtype=f32 x_stride=2 short_phase=0", deconv::Device::CPU, "i", nullptr});
     EXPECT_EQ(i.key.family, KernelFamily::Interleaved);
