@@ -24,6 +24,7 @@
 #include "schedule_params.h"
 #include "tile_facts.h"
 
+#include <cstdlib>
 #include <iostream>
 
 namespace deconv {
