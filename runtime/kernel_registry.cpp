@@ -12,8 +12,8 @@ namespace detail {
 bool KernelKey::operator==(const KernelKey &o) const {
     return family == o.family && rank == o.rank && dtype == o.dtype && device == o.device && layout == o.layout &&
            channels == o.channels && bounded == o.bounded && x_stride == o.x_stride && blocked == o.blocked &&
-           short_phase0 == o.short_phase0 && ci_pairs == o.ci_pairs && groups == o.groups && dots == o.dots && tap_rows == o.tap_rows &&
-           tile == o.tile && taps == o.taps;
+           short_phase0 == o.short_phase0 && ci_pairs == o.ci_pairs && groups == o.groups && dots == o.dots &&
+           tap_rows == o.tap_rows && tile == o.tile && taps == o.taps;
 }
 
 KernelEntry parse_kernel_row(const KernelTableRow &row) {

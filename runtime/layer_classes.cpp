@@ -380,9 +380,9 @@ int64_t exact_channel_blocks(const Plan::Impl &p, int64_t block) {
 }
 
 // Channels-last layers whose weights per call (block x input channels x a phase's taps) pass
-// kBlockWeightBytes, more than a block of one channel tile keeps in L2 (channel_block_within_
-// cache narrows wider ones to it), over two or more tap rows per phase, on
-// rows as wide as the position tile or wider, run their interior calls on the tap-row kernels
+// kBlockWeightBytes, more than a block of one channel tile keeps in L2 (channel_block_within_cache
+// narrows wider blocks to one tile), over two or more tap rows per phase, on rows as wide as the
+// position tile or wider, run their interior calls on the tap-row kernels
 // (generators/schedules/cpu_tap_rows_schedule.h): each tap row's weights serve a band of output
 // rows from L2, where the channels-last kernels' position tiles each stream every tap's. 1024 ->
 // 256, kernel 4 stride 2, 16x16: 22.8 -> 15.0 ms; the seven such layers of
@@ -394,8 +394,8 @@ constexpr int64_t kTapRowsMinRows = 16;
 
 bool tap_rows_class(const Plan::Impl &p, int64_t block) {
     const OpGeometry &g = p.geo;
-    if (!kMeasuredHere || g.forward || g.rank < 2 || g.data_format != DataFormat::NXC || !p.channel_major || p.groups || p.dots ||
-        p.ci_pairs || p.batch_rows_kernel)
+    if (!kMeasuredHere || g.forward || g.rank < 2 || g.data_format != DataFormat::NXC || !p.channel_major ||
+        p.groups || p.dots || p.ci_pairs || p.batch_rows_kernel)
         return false;
     // (Rows narrower than the position tile keep the channels-last kernels' narrow-row tiles.)
     if (widest_phase(p.phases[g.rank - 1]) < p.tiles.row_positions || fewest_phase_rows(p) < kTapRowsMinRows)
