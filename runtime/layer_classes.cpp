@@ -392,20 +392,18 @@ int64_t exact_channel_blocks(const Plan::Impl &p, int64_t block) {
 // tiles::kTapRowsBandRows too few to share among the threads (14 rows: 0.75-1.1x).
 constexpr int64_t kTapRowsMinRows = 16;
 
+// (Which kernels have a tap-row twin, channels-last f32 ones of ranks 2-3 and no pairs, groups or
+// dots, the kernel matrix says: strategy.cpp looks it up.)
 bool tap_rows_class(const Plan::Impl &p, int64_t block) {
     const OpGeometry &g = p.geo;
-    if (!kMeasuredHere || g.forward || g.rank < 2 || g.data_format != DataFormat::NXC || !p.channel_major ||
-        p.groups || p.dots || p.ci_pairs || p.batch_rows_kernel)
-        return false;
+    if (!kMeasuredHere || g.forward || g.rank < 2) return false;
     // (Rows narrower than the position tile keep the channels-last kernels' narrow-row tiles.)
     if (widest_phase(p.phases[g.rank - 1]) < p.tiles.row_positions || fewest_phase_rows(p) < kTapRowsMinRows)
         return false;
     int64_t rows = 1, taps = 1;
     for (int i = 0; i < g.rank; i++) {
-        int64_t most = 0;
-        for (const AxisPhase &a : p.phases[i]) most = std::max(most, a.tap_count);
-        taps *= most;
-        if (i + 1 < g.rank) rows *= most;  // spec order: the innermost axis is the last
+        taps *= most_taps(p.phases[i]);
+        if (i + 1 < g.rank) rows *= most_taps(p.phases[i]);  // spec order: the innermost axis is the last
     }
     const int64_t channels = block > 0 ? std::min(block, g.c_out) : g.c_out;
     return rows >= 2 && channels * g.c_in * taps * (int64_t)dtype_size(p.dtype) > kBlockWeightBytes;

@@ -59,9 +59,9 @@ int64_t channel_block_within_cache(const Plan::Impl &p, int64_t block);
 // The channel block (0: one packing) whose blocks the channel tiles cover exactly, where one
 // block of the output channels would compute a tenth more of them (AVX-512).
 int64_t exact_channel_blocks(const Plan::Impl &p, int64_t block);
-// Channels-last layers (ranks 2-3) whose interior calls take the tap-row kernels: weights per
-// call of a `block`-channel block past L2's share (kBlockWeightBytes), over two or more tap rows
-// per phase, on rows as wide as the position tile or wider and 16 rows or more.
+// Layers (ranks 2-3) whose interior calls take the tap-row kernels, where their kernel has such a
+// twin: weights per call of a `block`-channel block past L2's share (kBlockWeightBytes), over two
+// or more tap rows per phase, on rows as wide as the position tile or wider and 16 rows or more.
 bool tap_rows_class(const Plan::Impl &p, int64_t block);
 // The channel block on narrow rows (the kernels' four-position tiles): `block`, or a narrower one
 // whose calls compute a tenth fewer products (AVX-512).
