@@ -126,6 +126,13 @@ int run_task(void *uc, halide_task_t f, int i, uint8_t *closure) {
     return r;
 }
 
+// Clears t_static_tasks for the tasks a loop runs on the caller's thread, restoring it after.
+struct StaticOnlyHere {
+    const bool dealt = t_static_tasks;
+    StaticOnlyHere() { t_static_tasks = false; }
+    ~StaticOnlyHere() { t_static_tasks = dealt; }
+};
+
 class Pool {
 public:
     // Runs tasks [min, min + size) of `f`; the caller takes part.
@@ -133,12 +140,16 @@ public:
         const int threads = pool_threads();
         if (t_in_loop && size >= threads) nested_loops().record(t_task_body, size);
         if (t_in_loop || threads <= 1) return serial(uc, f, min, size, closure, size >= threads);
+        // StaticTasks is for this loop's tasks, not for the loops they start on this thread
+        // (those a worker starts never see it): a run of one slice left the kernel's loop of 3
+        // channel tiles dealt 2 + 1 to the two threads (dcgan_l2's edge rows).
+        const StaticOnlyHere static_here;
         // Fewer tasks than threads (the batch loop of one image, outside the loops over groups
         // and rows): run them in turn and leave the pool to the loops inside. So too a coarse
         // loop whose tasks start a fine one (AVX2 kernels with 4 channel tiles of 16 outside 56
         // rows: a stalled vCPU held the other back by up to a quarter of the layer): its tasks
         // in turn, each dealing out its inner loop's.
-        const bool coarse = size < kCoarseTasksPerThread * threads && !t_static_tasks &&
+        const bool coarse = size < kCoarseTasksPerThread * threads && !static_here.dealt &&
                             nested_loops().inner_tasks(f) >= kCoarseTasksPerThread * threads;
         if (size < threads || coarse) {
             for (int i = 0; i < size; i++) {

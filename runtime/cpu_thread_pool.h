@@ -53,6 +53,7 @@ private:
 
 // While one lives, the loops this thread starts deal out their tasks, one contiguous range per
 // thread, however few they are: slices of a layer that each thread keeps in its own core's cache.
+// The loops those tasks start are the pool's as usual, on this thread too.
 // (Otherwise a loop of fewer than four tasks per thread whose tasks start loops of many tasks
 // runs its tasks in turn, each dealing out the inner loop's: the pool learns which loops nest
 // from earlier runs of the same kernels.)

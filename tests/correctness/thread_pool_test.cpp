@@ -183,6 +183,29 @@ TEST(ThreadPool, CoarseLoopsDealOutTheirInnerLoops) {
     EXPECT_TRUE(loop_runs_each_task_once(2, 64));
 }
 
+int one_slice(void *, int, uint8_t *closure) {
+    *reinterpret_cast<size_t *>(closure) = widest_inner_loop();
+    return 0;
+}
+
+// StaticTasks keeps the slices of its own loop whole, not the loops a slice starts: a loop of one
+// slice runs it on the caller, whose coarse loops then still deal out their inner loops (a
+// kernel's channel tiles outside its rows, called from one slice of edge windows).
+TEST(ThreadPool, OneSliceLeavesItsLoopsToThePool) {
+    if (on_halide_pool()) GTEST_SKIP() << "Halide's own pool (DECONV_SPIN_US=off) runs nested loops serially";
+    ThreadCountGuard guard;
+    deconv::set_cpu_threads(2);
+    for (int k = 0; k < 3; k++) widest_inner_loop();  // the pool learns that the loops nest
+    size_t most = 0;
+    for (int k = 0; k < 20 && most < 2; k++) {
+        const deconv::detail::StaticTasks slices;
+        size_t widest = 0;
+        EXPECT_EQ(halide_do_par_for(nullptr, one_slice, 0, 1, reinterpret_cast<uint8_t *>(&widest)), 0);
+        most = std::max(most, widest);
+    }
+    EXPECT_GT(most, 1u);
+}
+
 TEST(ThreadPool, FailingTaskIsTheLoopsResult) {
     ThreadCountGuard guard;
     for (int threads : {1, 2, 4}) {
