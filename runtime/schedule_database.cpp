@@ -251,7 +251,9 @@ void merge_schedule_file(const std::string &path, const std::vector<ScheduleEntr
     for (const ScheduleEntry &e : entries) {
         bool replaced = false;
         for (ScheduleEntry &o : all) {
-            if (o.key.same_layer(e.key)) {
+            // Entries of one layer tuned on CPUs of different models live side by side: a
+            // database shared by a team's machines keeps each machine's plan.
+            if (o.key.same_layer(e.key) && o.cpu == e.cpu) {
                 o = e;
                 replaced = true;
             }
@@ -277,13 +279,18 @@ void merge_schedule_file(const std::string &path, const std::vector<ScheduleEntr
 std::optional<ScheduleMatch> find_schedule(const ScheduleKey &key) {
     Databases &d = databases();
     const std::lock_guard<std::mutex> hold(d.lock);
+    // Within one database: the last entry tuned on a CPU of this one's model, else the last entry
+    // of the layer (valid on any CPU of the variant, perhaps not the best).
     const auto search = [&](const std::vector<ScheduleEntry> &entries, const std::string &what) -> std::optional<ScheduleMatch> {
+        std::optional<size_t> any;
         for (size_t i = entries.size(); i-- > 0;) {
-            if (entries[i].key.same_layer(key)) {
-                return ScheduleMatch{entries[i], what + " entry " + std::to_string(i), entries[i].cpu == cpu_model_name()};
-            }
+            if (!entries[i].key.same_layer(key)) continue;
+            if (entries[i].cpu == cpu_model_name())
+                return ScheduleMatch{entries[i], what + " entry " + std::to_string(i), true};
+            if (!any) any = i;
         }
-        return std::nullopt;
+        if (!any) return std::nullopt;
+        return ScheduleMatch{entries[*any], what + " entry " + std::to_string(*any), false};
     };
     for (size_t f = d.loaded.size(); f-- > 0;)
         if (auto m = search(d.loaded[f].second, d.loaded[f].first)) return m;

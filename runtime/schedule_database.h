@@ -50,7 +50,8 @@ ScheduleKey schedule_key(Op op, DType dtype, const std::vector<int64_t> &input_s
 // This CPU's model name ("unknown" where the system does not say).
 const std::string &cpu_model_name();
 
-// The entry for `key`, searching as described above; nullopt when none matches.
+// The entry for `key`, searching as described above (in each database, an entry tuned on a CPU of
+// this model before any other); nullopt when none matches.
 std::optional<ScheduleMatch> find_schedule(const ScheduleKey &key);
 
 // Parses a database; throws Error naming `what` (the file) and the entry that is malformed.
@@ -58,7 +59,7 @@ std::vector<ScheduleEntry> parse_schedules(const std::string &text, const std::s
 std::string format_schedules(const std::vector<ScheduleEntry> &entries);
 // Reads a database file (Error naming it when it cannot be read or parsed).
 std::vector<ScheduleEntry> read_schedule_file(const std::string &path);
-// Adds or replaces (same layer and machine) `entries` in the database file at `path`, creating
+// Adds or replaces (same layer, machine and CPU model) `entries` in the database file at `path`, creating
 // it, keeping every other entry; written to a temporary file and renamed over the old one.
 void merge_schedule_file(const std::string &path, const std::vector<ScheduleEntry> &entries);
 

@@ -1,6 +1,7 @@
-// Schedule databases: the file format round-trips, merging keeps other layers' entries, every
-// malformed database is refused naming the file and the entry, and a matching entry is what
-// Plan::create runs (describe() names it).
+// Schedule databases: the file format round-trips, merging keeps other layers' (and other CPU
+// models') entries, a lookup prefers this CPU model's entry, every malformed database is refused
+// naming the file and the entry, and a matching entry is what Plan::create runs (describe() names
+// it).
 #include "schedule_database.h"
 
 #include "deconv/tuning.h"
@@ -96,6 +97,49 @@ TEST(ScheduleDatabase, MergeReplacesTheSameLayerAndKeepsOthers) {
     ASSERT_EQ(all.size(), 2u);
     EXPECT_EQ(deconv::detail::format_policy(all[0].policy), "serial=on");
     EXPECT_EQ(deconv::detail::format_policy(all[1].policy), "channel_block=128");
+}
+
+TEST(ScheduleDatabase, MergeKeepsEachCpuModelsEntry) {
+    TempFile f("models.json");
+    ScheduleEntry elsewhere = example_entry("serial=on");
+    elsewhere.cpu = "another CPU model";  // the same layer and variant, tuned on another machine
+    deconv::detail::merge_schedule_file(f.path, {example_entry("channel_block=64")});
+    deconv::detail::merge_schedule_file(f.path, {elsewhere});
+    deconv::detail::merge_schedule_file(f.path, {example_entry("channel_block=128")});  // replaces this model's
+    const auto all = deconv::detail::read_schedule_file(f.path);
+    ASSERT_EQ(all.size(), 2u);
+    EXPECT_EQ(deconv::detail::format_policy(all[0].policy), "channel_block=128");
+    EXPECT_EQ(all[0].cpu, deconv::detail::cpu_model_name());
+    EXPECT_EQ(deconv::detail::format_policy(all[1].policy), "serial=on");
+    EXPECT_EQ(all[1].cpu, "another CPU model");
+}
+
+// In one database, this CPU model's entry wins over another model's whatever their order; another
+// model's entry still applies where it is the only one.
+TEST(ScheduleDatabase, LookupPrefersThisCpuModel) {
+    const ScheduleEntry here = example_entry("channel_block=64");
+    ScheduleEntry elsewhere = example_entry("serial=on");
+    elsewhere.cpu = "another CPU model";
+    for (bool here_first : {true, false}) {
+        TempFile f("lookup.json");
+        f.write(deconv::detail::format_schedules(here_first ? std::vector<ScheduleEntry>{here, elsewhere}
+                                                            : std::vector<ScheduleEntry>{elsewhere, here}));
+        deconv::load_schedules(f.path);
+        const auto m = deconv::detail::find_schedule(here.key);
+        deconv::clear_schedules();
+        ASSERT_TRUE(m.has_value());
+        EXPECT_TRUE(m->exact);
+        EXPECT_EQ(deconv::detail::format_policy(m->entry.policy), "channel_block=64");
+        EXPECT_EQ(m->source, f.path + " entry " + (here_first ? "0" : "1"));
+    }
+    TempFile only("only.json");
+    only.write(deconv::detail::format_schedules({elsewhere}));
+    deconv::load_schedules(only.path);
+    const auto m = deconv::detail::find_schedule(here.key);
+    deconv::clear_schedules();
+    ASSERT_TRUE(m.has_value());
+    EXPECT_FALSE(m->exact);
+    EXPECT_EQ(deconv::detail::format_policy(m->entry.policy), "serial=on");
 }
 
 TEST(ScheduleDatabase, MalformedDatabasesAreRefusedByName) {
