@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <unistd.h>
 
@@ -114,29 +115,34 @@ TEST(ScheduleDatabase, MergeKeepsEachCpuModelsEntry) {
     EXPECT_EQ(all[1].cpu, "another CPU model");
 }
 
+// The match for `key` with `entries` as the one loaded database (file `path`).
+std::optional<deconv::detail::ScheduleMatch> lookup_in(const std::vector<ScheduleEntry> &entries,
+                                                       const std::string &path,
+                                                       const deconv::detail::ScheduleKey &key) {
+    std::ofstream(path) << deconv::detail::format_schedules(entries);
+    deconv::load_schedules(path);
+    auto m = deconv::detail::find_schedule(key);
+    deconv::clear_schedules();
+    return m;
+}
+
 // In one database, this CPU model's entry wins over another model's whatever their order; another
 // model's entry still applies where it is the only one.
 TEST(ScheduleDatabase, LookupPrefersThisCpuModel) {
     const ScheduleEntry here = example_entry("channel_block=64");
     ScheduleEntry elsewhere = example_entry("serial=on");
     elsewhere.cpu = "another CPU model";
+    TempFile f("lookup.json");
     for (bool here_first : {true, false}) {
-        TempFile f("lookup.json");
-        f.write(deconv::detail::format_schedules(here_first ? std::vector<ScheduleEntry>{here, elsewhere}
-                                                            : std::vector<ScheduleEntry>{elsewhere, here}));
-        deconv::load_schedules(f.path);
-        const auto m = deconv::detail::find_schedule(here.key);
-        deconv::clear_schedules();
+        const auto m = lookup_in(here_first ? std::vector<ScheduleEntry>{here, elsewhere}
+                                            : std::vector<ScheduleEntry>{elsewhere, here},
+                                 f.path, here.key);
         ASSERT_TRUE(m.has_value());
         EXPECT_TRUE(m->exact);
         EXPECT_EQ(deconv::detail::format_policy(m->entry.policy), "channel_block=64");
         EXPECT_EQ(m->source, f.path + " entry " + (here_first ? "0" : "1"));
     }
-    TempFile only("only.json");
-    only.write(deconv::detail::format_schedules({elsewhere}));
-    deconv::load_schedules(only.path);
-    const auto m = deconv::detail::find_schedule(here.key);
-    deconv::clear_schedules();
+    const auto m = lookup_in({elsewhere}, f.path, here.key);
     ASSERT_TRUE(m.has_value());
     EXPECT_FALSE(m->exact);
     EXPECT_EQ(deconv::detail::format_policy(m->entry.policy), "serial=on");
