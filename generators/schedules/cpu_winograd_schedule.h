@@ -101,7 +101,7 @@ inline void schedule_cpu_winograd_output(WinogradOutputStages &s, const Halide::
         for (int i = 0; i <= a; i++) st.bound_extent(s.q[i], m).unroll(s.q[i]);
         // One tile of the axes still transformed: a constant size, so the stage lives on the
         // stack. Sized by the guarded last tile, it was a heap block per tile and channel vector
-        // (free: 10% of dcgan_l4's time on the Winograd path).
+        // (its free held 10% of dcgan_l4's samples on the Winograd path).
         for (int i = a + 1; i < rank; i++) st.bound_extent(s.t[i], 1);
         for (int i = a + 1; i < rank; i++) st.unroll(s.xi[i]);
         st.specialize(vector_ok).vectorize(s.co, lanes);
