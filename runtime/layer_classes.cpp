@@ -402,8 +402,9 @@ bool tap_rows_class(const Plan::Impl &p, int64_t block) {
         return false;
     int64_t rows = 1, taps = 1;
     for (int i = 0; i < g.rank; i++) {
-        taps *= most_taps(p.phases[i]);
-        if (i + 1 < g.rank) rows *= most_taps(p.phases[i]);  // spec order: the innermost axis is the last
+        const int64_t most = most_taps(p.phases[i]);
+        taps *= most;
+        if (i + 1 < g.rank) rows *= most;  // spec order: the innermost axis is the last
     }
     const int64_t channels = block > 0 ? std::min(block, g.c_out) : g.c_out;
     return rows >= 2 && channels * g.c_in * taps * (int64_t)dtype_size(p.dtype) > kBlockWeightBytes;
