@@ -72,7 +72,7 @@ public:
     Halide::GeneratorParam<bool> tap_rows{"tap_rows", false};
     // ScheduleParams::q_block and l2_input_bytes (in KiB) of the blocked interleaved kernel.
     Halide::GeneratorParam<int> q_block{"q_block", tiles::blocked_tiles_per_block(), 1, 1 << 16};
-    Halide::GeneratorParam<int> l2_input_kib{"l2_input_kib", 512, 1, 1 << 20};
+    Halide::GeneratorParam<int> l2_input_kib{"l2_input_kib", tiles::kBlockedInputBytes / 1024, 1, 1 << 20};
     // GPU targets: threads per block (ScheduleParams::threads_x / threads_y); 0 = default.
     Halide::GeneratorParam<int> threads_x{"threads_x", 0, 0, 1024};
     Halide::GeneratorParam<int> threads_y{"threads_y", 0, 0, 1024};

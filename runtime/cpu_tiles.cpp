@@ -40,8 +40,13 @@ KernelTiles kernel_tiles(const CpuRegisters &regs, DType dtype, const KernelEntr
         t.interleaved_groups = vectors * t.lanes;
     }
     t.blocked_groups = tiles::blocked_vectors(regs.many) * t.lanes;
-    t.blocked_task_groups = t.blocked_groups * tiles::blocked_tiles_per_block();
     return t;
+}
+
+int64_t blocked_task_groups(const KernelTiles &t, int64_t c_in) {
+    return t.blocked_groups * tiles::blocked_block_tiles<int64_t>(c_in, (int)t.blocked_groups, 4,
+                                                                   tiles::blocked_tiles_per_block(),
+                                                                   tiles::kBlockedInputBytes);
 }
 
 }  // namespace detail

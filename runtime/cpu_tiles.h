@@ -37,7 +37,6 @@ struct KernelTiles {
     // Interleaved kernels: groups of s outputs per tile of a row, plain and blocked.
     int64_t interleaved_groups = 0;
     int64_t blocked_groups = 0;
-    int64_t blocked_task_groups = 0;  // blocked 1D: groups per parallel task (a block of tiles)
     // One vector of accumulators.
     int64_t lanes = 0;
     // Channel-vectorized kernels: their tiles, in the order their branches try them.
@@ -48,6 +47,11 @@ struct KernelTiles {
 // interleaved kernel (null if none).
 KernelTiles kernel_tiles(const CpuRegisters &regs, DType dtype, const KernelEntry *channels_kernel,
                          const KernelEntry *interleaved);
+
+// Blocked 1D: the groups of a parallel task (a block of tiles: tiles::blocked_block_tiles) of a
+// layer of `c_in` input channels per group, f32 accumulators (the kernel's dtypes are f32, f16,
+// bf16).
+int64_t blocked_task_groups(const KernelTiles &t, int64_t c_in);
 
 }  // namespace detail
 }  // namespace deconv

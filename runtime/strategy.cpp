@@ -295,12 +295,12 @@ bool prefers_blocked_interleave(const Plan::Impl &p) {
     if (!forced && (p.geo.c_out < 16 || p.policy.route != Policy::Route::Auto ||
                     (row_groups < kBlockedMinGroups && !few_channels_3d) || !(p.geo.rank == 1 || one_tap_3d)))
         return false;
-    // 1D: its parallel tasks are blocks of a row (KernelTiles::blocked_task_groups); rows of fewer
-    // blocks than threads leave threads idle (128 -> 64, kernel 4 stride 2, 1000 positions, one
-    // block: 0.62 ms on two threads as on one, 0.33 on the plain kernels).
+    // 1D: its parallel tasks are blocks of a row (blocked_task_groups); rows of fewer blocks than
+    // threads leave threads idle (128 -> 64, kernel 4 stride 2, 1000 positions, one block: 0.62 ms
+    // on two threads as on one, 0.33 on the plain kernels).
+    const int64_t task_groups = blocked_task_groups(p.tiles, p.geo.c_in);
     if (!forced && p.geo.rank == 1 &&
-        (row_groups + p.tiles.blocked_task_groups - 1) / p.tiles.blocked_task_groups * p.geo.n * p.geo.groups <
-            pool_threads())
+        (row_groups + task_groups - 1) / task_groups * p.geo.n * p.geo.groups < pool_threads())
         return false;
     int64_t taps = 1;  // per call: the most taps of a phase on the outer axes, every phase of the innermost
     for (int i = 0; i < p.geo.rank; i++) {

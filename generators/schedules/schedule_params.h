@@ -19,10 +19,10 @@ struct ScheduleParams {
     // Channels-last: output positions per register tile (vectors x q_tile accumulators).
     // 0 = choose from the target.
     int q_tile = 0;
-    // Blocked interleaved kernel (cpu_interleaved_schedule.h): position tiles per block (1D),
-    // and the input bytes of a block of rows (2D/3D; half of a 1 MiB L2 by default).
+    // Blocked interleaved kernel (cpu_interleaved_schedule.h): the most position tiles per block
+    // (1D), and the input bytes of a block (tile_facts.h, kBlockedInputBytes).
     int q_block = tiles::blocked_tiles_per_block();
-    int l2_input_bytes = 512 * 1024;
+    int l2_input_bytes = tiles::kBlockedInputBytes;
     // Unroll the innermost tap loop (helps when taps per phase are few and known small).
     bool unroll_taps = false;
     // GPU: threads per block along the thread axis (output positions, or output channels for

@@ -4,6 +4,8 @@
 // includes this header.
 #pragma once
 
+#include <algorithm>
+
 namespace deconv {
 namespace tiles {
 
@@ -97,9 +99,23 @@ constexpr int interleaved_accumulators(bool many) { return many ? 16 : 8; }
 constexpr int interleaved_few_channel_accumulators(bool many) { return many ? 16 : 12; }
 constexpr int blocked_vectors(bool many) { return many ? 2 : 1; }
 constexpr int blocked_accumulators(bool many) { return many ? 24 : 12; }
-// Blocked 1D: a block of blocked_tiles_per_block() position tiles of a row is one parallel task
-// (the default of the generator parameter q_block).
-constexpr int blocked_tiles_per_block() { return 32; }
+// Its blocks: every channel tile runs over a block while the block's input (the input channels'
+// rows of its positions) sits in L2. 2D/3D blocks are whole rows of axis 1, as many as keep that
+// input within kBlockedInputBytes (half of a 1 MiB L2; the default of the generator parameter
+// l2_input_kib). A 1D block, one parallel task, is blocked_block_tiles position tiles of a row.
+constexpr int kBlockedInputBytes = 512 * 1024;
+constexpr int blocked_tiles_per_block() { return 32; }  // the most: generator parameter q_block
+// The most tiles up to `max_tiles` whose input (`in_channels` rows of q_tile positions of
+// `elem_bytes`) stays within `input_bytes`, and at least one. A template over the channel
+// count's type: a Halide Expr in the schedule, an integer in the dispatcher. (256 -> 128
+// channels, kernel 4 stride 2, 12800 positions, 2 threads, Sapphire Rapids: blocks of 32 tiles,
+// 1 MiB of input, ran 1.3-1.7x slower than this rule's 16.)
+template <typename T>
+T blocked_block_tiles(const T &in_channels, int q_tile, int elem_bytes, int max_tiles, int input_bytes) {
+    using std::max;
+    using std::min;
+    return max(T(1), min(T(max_tiles), T(input_bytes) / max(in_channels * T(q_tile * elem_bytes), T(1))));
+}
 
 // CUDA schedule, gpu_schedule.h. Blocks of gpu_threads_x threads along the thread axis times
 // gpu_threads_y. Threads along positions hold gpu_co_tile output channels times gpu_row_tile rows

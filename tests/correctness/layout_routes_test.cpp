@@ -716,7 +716,10 @@ TEST(LayoutWide, PhaseTasksAgainstReference) {
 
 // 1D layers run on the blocked interleaved kernel only with a block of their row (its parallel
 // task) per thread at least (runtime/strategy.cpp, prefers_blocked_interleave): a row of one
-// block takes it on one thread, not on two. 1D and 2D layers of one-tap phases with 32 or more
+// block takes it on one thread, not on two. Blocks hold fewer tiles where the input channels'
+// rows would overflow the block's input bytes (tiles::blocked_block_tiles): 320 input channels
+// make blocks of 12 tiles on AVX-512, so a row of 14 tiles is two blocks, the last a partial one,
+// and takes the kernel on two threads too. 1D and 2D layers of one-tap phases with 32 or more
 // input and output channels run on the channel-vectorized channels-first kernels on CPUs of 32
 // vector registers (one_tap_channel_tiles), on the channels-last twin elsewhere, with fewer
 // input channels, with output planes of 32 KiB or more and over 32 output channels
@@ -734,6 +737,16 @@ TEST(LayoutWide, RowBlocksAndOneTapTiles) {
         if (unpinned(how)) EXPECT_EQ(how.find("interleaved_blocked") != std::string::npos, t == 1) << how;
 #endif
         check_ncx_f32_apis(row, 1, 8400 + 3 * t, "1D row, " + std::to_string(t) + " threads: ", ran, failed);
+    }
+    const deconv_ref::Problem wide = grouped_problem(1, 1, 320, 24, true, 1, {430, 4, 2, 1}, {});  // 430 groups
+    for (int t : {1, 2}) {
+        deconv::set_cpu_threads(t);
+#if defined(__x86_64__)
+        const std::string how = ncx_f32_plan(wide);
+        if (unpinned(how)) EXPECT_NE(how.find("interleaved_blocked"), std::string::npos) << how;
+#endif
+        check_ncx_f32_apis(wide, 1, 8410 + 3 * t, "1D row of 320 channels, " + std::to_string(t) + " threads: ", ran,
+                           failed);
     }
     deconv::set_cpu_threads(threads);
     enum class Route { Tiles, Twin, Positions };
