@@ -205,7 +205,8 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
     // the channel tiles. Tasks of the outermost row axis (1D: the channel tiles), groups and
     // batch in parallel, as in cpu_schedule.h.
     // Blocked: 1D [qi, ph, coi], tile, coo, qblk, g, n: blocks of position tiles whose input
-    // fits sp.l2_input_bytes (at most sp.q_block tiles; tiles::blocked_block_tiles), in tasks. 2D/3D [qi, ph, coi], tile, rin, coo, rblk, q2, g, n: blocks of rows of axis 1 whose
+    // fits sp.l2_input_bytes (at most sp.q_block tiles; tiles::blocked_block_tiles), of even
+    // sizes (tiles::even_block_tiles), in tasks. 2D/3D [qi, ph, coi], tile, rin, coo, rblk, q2, g, n: blocks of rows of axis 1 whose
     // input fits sp.l2_input_bytes, in tasks (3D: tasks of q2).
     Var tile("tile"), qo("qo"), qblk("qblk"), rblk("rblk"), rin("rin"), qi("qi"), coo("coo"), coi("coi");
     const Expr groups = out_param.dim(rank + 2).extent(), batch = out_param.dim(rank + 3).extent();
@@ -219,8 +220,10 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
                 exact ? TailStrategy::RoundUp : TailStrategy::ShiftInwards);
         s.split(p.co, coo, coi, co_tile, TailStrategy::ShiftInwards);
         std::vector<VarOrRVar> order = {qi, p.ph, coi, tile};
-        const Expr block_tiles =
-            tiles::blocked_block_tiles(p.r[rank].extent(), q_tile, acc_t.bytes(), sp.q_block, sp.l2_input_bytes);
+        const Expr row_tiles = max((width + q_tile - 1) / q_tile, 1);
+        const Expr block_tiles = tiles::even_block_tiles(
+            row_tiles,
+            tiles::blocked_block_tiles(p.r[rank].extent(), q_tile, acc_t.bytes(), sp.q_block, sp.l2_input_bytes));
         if (blocked && rank == 1) {
             s.split(qo, qblk, tile, block_tiles, TailStrategy::GuardWithIf);
             order.insert(order.end(), {coo, qblk});
@@ -236,8 +239,7 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
         order.push_back(p.n);
         s.reorder(order);
         if (blocked && rank == 1) {
-            const Expr tiles = (width + q_tile - 1) / q_tile;
-            parallel_row_tasks(s, qblk, (tiles + block_tiles - 1) / block_tiles, groups, batch);
+            parallel_row_tasks(s, qblk, (row_tiles + block_tiles - 1) / block_tiles, groups, batch);
         } else if (blocked && rank == 2) {
             parallel_row_tasks(s, rblk, (rows + rows_per_block - 1) / rows_per_block, groups, batch);
         } else if (blocked) {  // 3D: tasks of q2, the blocks of q1 rows inside

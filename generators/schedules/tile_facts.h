@@ -116,6 +116,18 @@ T blocked_block_tiles(const T &in_channels, int q_tile, int elem_bytes, int max_
     using std::min;
     return max(T(1), min(T(max_tiles), T(input_bytes) / max(in_channels * T(q_tile * elem_bytes), T(1))));
 }
+// A row of `tiles` in blocks of at most `most` tiles: as many blocks as those make, of even
+// sizes, so that no thread's last task is a sliver while another runs a whole block (50 tiles in
+// blocks of 16: 13, 13, 13, 11 rather than 16, 16, 16, 2; two threads then finish together).
+// (Clamped to [1, most], which it always is, so that Halide's bounds inference knows the blocks'
+// sign and size: unclamped, it read the input far outside the row.)
+template <typename T>
+T even_block_tiles(const T &tiles, const T &most) {
+    using std::max;
+    using std::min;
+    const T blocks = max((tiles + most - 1) / most, T(1));
+    return max(T(1), min(most, (tiles + blocks - 1) / blocks));
+}
 
 // CUDA schedule, gpu_schedule.h. Blocks of gpu_threads_x threads along the thread axis times
 // gpu_threads_y. Threads along positions hold gpu_co_tile output channels times gpu_row_tile rows

@@ -496,4 +496,33 @@ TEST(LayoutTiles, RowTilesComputeTheFewestPositions) {
     }
 }
 
+// The blocked 1D kernel's blocks (generators/schedules/tile_facts.h), which its schedule and the
+// dispatcher's count of parallel tasks read: the most tiles whose input rows fit the block's
+// bytes (never fewer than one, never more than the cap), then even blocks of a row.
+TEST(LayoutTiles, BlockedRowBlocksWithinTheirInputBytes) {
+    using namespace deconv::tiles;
+    const int bytes = kBlockedInputBytes, cap = blocked_tiles_per_block();
+    // 32 positions of f32 per tile (AVX-512): 128 channels fill 512 KiB with 32 tiles.
+    EXPECT_EQ(blocked_block_tiles<int64_t>(64, 32, 4, cap, bytes), 32);
+    EXPECT_EQ(blocked_block_tiles<int64_t>(128, 32, 4, cap, bytes), 32);
+    EXPECT_EQ(blocked_block_tiles<int64_t>(256, 32, 4, cap, bytes), 16);
+    EXPECT_EQ(blocked_block_tiles<int64_t>(320, 32, 4, cap, bytes), 12);
+    EXPECT_EQ(blocked_block_tiles<int64_t>(512, 32, 4, cap, bytes), 8);
+    EXPECT_EQ(blocked_block_tiles<int64_t>(1 << 20, 32, 4, cap, bytes), 1);
+    EXPECT_EQ(blocked_block_tiles<int64_t>(0, 32, 4, cap, bytes), 32);
+    // 8 positions per tile (AVX2): 512 channels still take 32 tiles.
+    EXPECT_EQ(blocked_block_tiles<int64_t>(512, 8, 4, cap, bytes), 32);
+    EXPECT_EQ(blocked_block_tiles<int64_t>(1024, 8, 4, cap, bytes), 16);
+    const struct {
+        int64_t tiles, most, even;
+    } rows[] = {{50, 16, 13}, {64, 16, 16}, {65, 16, 13}, {14, 12, 7}, {1, 32, 1}, {100, 32, 25}, {800, 32, 32}, {5, 1, 1}};
+    for (const auto &r : rows) {
+        const int64_t even = even_block_tiles<int64_t>(r.tiles, r.most);
+        EXPECT_EQ(even, r.even) << r.tiles << " tiles in blocks of at most " << r.most;
+        // As many blocks as blocks of `most` make, none larger than `most`.
+        EXPECT_EQ((r.tiles + even - 1) / even, (r.tiles + r.most - 1) / r.most) << r.tiles << " tiles";
+        EXPECT_LE(even, r.most);
+    }
+}
+
 }  // namespace
