@@ -44,7 +44,8 @@ KernelTiles kernel_tiles(const CpuRegisters &regs, DType dtype, const KernelEntr
 }
 
 int64_t blocked_task_groups(const KernelTiles &t, int64_t c_in) {
-    return t.blocked_groups * tiles::blocked_block_tiles<int64_t>(c_in, (int)t.blocked_groups, 4,
+    const int acc_bytes = accumulator_bits(DType::f32) / 8;
+    return t.blocked_groups * tiles::blocked_block_tiles<int64_t>(c_in, (int)t.blocked_groups, acc_bytes,
                                                                    tiles::blocked_tiles_per_block(),
                                                                    tiles::kBlockedInputBytes);
 }

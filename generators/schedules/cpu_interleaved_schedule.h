@@ -206,8 +206,9 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
     // batch in parallel, as in cpu_schedule.h.
     // Blocked: 1D [qi, ph, coi], tile, coo, qblk, g, n: blocks of position tiles whose input
     // fits sp.l2_input_bytes (at most sp.q_block tiles; tiles::blocked_block_tiles), of even
-    // sizes (tiles::even_block_tiles), in tasks. 2D/3D [qi, ph, coi], tile, rin, coo, rblk, q2, g, n: blocks of rows of axis 1 whose
-    // input fits sp.l2_input_bytes, in tasks (3D: tasks of q2).
+    // sizes (tiles::even_block_tiles), in tasks. 2D/3D [qi, ph, coi], tile, rin, coo, rblk, q2,
+    // g, n: blocks of rows of axis 1 whose input fits sp.l2_input_bytes, in tasks (3D: tasks of
+    // q2).
     Var tile("tile"), qo("qo"), qblk("qblk"), rblk("rblk"), rin("rin"), qi("qi"), coo("coo"), coi("coi");
     const Expr groups = out_param.dim(rank + 2).extent(), batch = out_param.dim(rank + 3).extent();
     // Blocked 2D/3D: rows of axis 1 per block, the block's input (channels x row) within
