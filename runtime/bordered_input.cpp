@@ -43,7 +43,7 @@ bool border_margins(const std::vector<std::vector<AxisPhase>> &phases, const OpG
 
 BorderedInput bordered_buffer(BufferPool &pool, const std::vector<int64_t> &shape, const std::vector<int64_t> &lo,
                               const std::vector<int64_t> &hi, size_t first_spatial, size_t elem,
-                              bool channels_in_rows, int64_t group_channels) {
+                              bool channels_in_rows, int64_t group_channels, int64_t group_block) {
     const size_t axes = shape.size();
     std::vector<int64_t> padded = shape;
     for (size_t i = 0; i < lo.size(); i++) padded[first_spatial + i] += lo[i] + hi[i];
@@ -69,7 +69,8 @@ BorderedInput bordered_buffer(BufferPool &pool, const std::vector<int64_t> &shap
             st[a] = count;
             count *= padded[a];
         }
-        BorderedInput out{pool.take((size_t)count * elem), st, 0, group_channels, group_stride};
+        BorderedInput out{pool.take((size_t)count * elem), st, 0, group_channels, group_stride,
+                          group_block > 1 && group_channels % group_block == 0 ? group_block : 0};
         for (size_t i = 0; i < lo.size(); i++) out.origin += lo[i] * st[first_spatial + i];
         return out;
     }
@@ -105,6 +106,17 @@ void copy_bordered(BorderedInput &dst, const uint8_t *src, const std::vector<int
         src_st.push_back(cs);
         dst_st.back() = dst.group_stride;
         dst_st.push_back(1);
+        if (dst.group_block > 1) {
+            // Block-interleaved: the block's channels split into (groups, their channels), the
+            // groups innermost in dst.
+            const int64_t b = dst.group_block, per_group = dst.group_channels / b;
+            shape.back() = b;
+            shape.push_back(per_group);
+            src_st.back() = cs * per_group;
+            src_st.push_back(cs);
+            dst_st.back() = 1;
+            dst_st.push_back(b);
+        }
     }
     // The leading axes flattened: index = ((i_0 * shape_1 + i_1) ...); runs along the last one.
     const size_t last = first_spatial - 1;

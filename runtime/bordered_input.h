@@ -41,11 +41,15 @@ bool border_margins(const std::vector<std::vector<AxisPhase>> &phases, const OpG
 // `group_channels` > 0 (group-major, channels last): the channel axis holds groups of so many
 // channels, each group's block of positions `group_stride` elements after the previous one's; the
 // channels of `strides` are then those within a group.
+// `group_block` > 1 (block-interleaved): each block of group_channels holds that many groups'
+// channels with the groups innermost, channel ci of the block's group gi at ci * group_block + gi
+// (the group-block kernels' input: generators/group_block_layout.h).
 struct BorderedInput {
     BufferPool::Lease buffer;
     std::vector<int64_t> strides;
     int64_t origin = 0;
     int64_t group_channels = 0, group_stride = 0;
+    int64_t group_block = 0;
 };
 
 // A buffer of `pool` for the input of `shape` with margins `lo`/`hi` per spatial axis;
@@ -58,9 +62,10 @@ struct BorderedInput {
 // `group_channels` > 0 (NXC): group-major ([N, X_1, C / group_channels, X_2.., group_channels] for
 // two or more spatial axes, [N, C / group_channels, X, group_channels] for one), so that each
 // group's positions lie group_channels elements apart (Plan::Impl::group_major_input).
+// `group_block` > 1 with it: blocks of so many groups, block-interleaved (BorderedInput).
 BorderedInput bordered_buffer(BufferPool &pool, const std::vector<int64_t> &shape, const std::vector<int64_t> &lo,
                               const std::vector<int64_t> &hi, size_t first_spatial, size_t elem,
-                              bool channels_in_rows = false, int64_t group_channels = 0);
+                              bool channels_in_rows = false, int64_t group_channels = 0, int64_t group_block = 0);
 
 // Copies the interior of the leading axes' index range [begin, begin + count) of `src` (strides
 // `src_st`, any layout; `leading` = the shape's axes before the spatial ones, flattened) into

@@ -329,7 +329,7 @@ void call_phase_kernel_transposed(const Plan::Impl &p, const KernelEntry *kernel
 
 int64_t channels_last_row_tile(const Plan::Impl &p) {
     // (The channel-dot kernels' shifted last tiles recompute at most 3 of a row's positions.)
-    if (!p.channel_major || p.groups || p.dots || p.policy.exact_row_tiles == Toggle::Off) return 0;
+    if (!p.channel_major || p.groups || p.dots || p.group_block || p.policy.exact_row_tiles == Toggle::Off) return 0;
     return p.tiles.row_positions;
 }
 
@@ -445,9 +445,11 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
     if (copies_input) {
         // Without margins (a plain dense copy) when the layer reads no bordered input.
         const std::vector<int64_t> none(rank, 0);
+        // Group-major copies: blocks of one group's channels, or of a group block's.
+        const int64_t group_channels = p.group_block ? geo.c_in * p.group_block : p.group_major_input ? geo.c_in : 0;
         bordered_copy.emplace(bordered_buffer(p.bordered_pool, p.input_shape, bordered ? p.border_lo : none,
                                                       bordered ? p.border_hi : none, first_spatial, elem,
-                                                      p.channels_in_rows, p.group_major_input ? geo.c_in : 0));
+                                                      p.channels_in_rows, group_channels, p.group_block));
         if (slices.tasks == 0 || slices.slab_rows > 0) {
             copy_bordered(*bordered_copy, (const uint8_t *)in_data, in_st, p.input_shape, first_spatial, elem);
         }
@@ -466,6 +468,12 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
     set_channel_dims(geo, p.channel_major, in_nc, out_nc, {packed.co, packed.ci, packed.g}, layer_in_dims,
                      layer_w_dims, layer_out_dims);
     layer_in_dims[dd(rank + 1)].stride = (int32_t)in_group_stride;
+    // The group-block kernels read blocks of group_block groups (generators/group_block_layout.h):
+    // [c_in * group_block channels, groups / group_block blocks] (NXC slices hold every group).
+    if (p.group_block) {
+        set_dim(layer_in_dims[dd(rank)], 0, geo.c_in * p.group_block, 1);
+        layer_in_dims[dd(rank + 1)].extent = (int32_t)(geo.groups / p.group_block);
+    }
     if (p.ci_pairs) {
         // The pair layout's [2*co + ci%2, ci/2] (data_layout.h, logical_filter); the co axis's
         // extent is set per block of output channels below (pair packings are always blocked).
@@ -520,6 +528,7 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
             std::copy(layer_out_dims, layer_out_dims + dims, slice_out_dims);
             slice_in_dims[dd(rank + 1)].extent = slice_out_dims[dd(rank + 1)].extent =
                 slice_w_dims[fd(rank + 2)].extent = (int32_t)gn;
+            if (p.group_block) slice_in_dims[dd(rank + 1)].extent = (int32_t)(gn / p.group_block);
             slice_in_dims[dd(rank + 2)].extent = slice_out_dims[dd(rank + 2)].extent = (int32_t)nn;
             const uint8_t *in_base =
                 (const uint8_t *)in_data + (n0 * in_nc[0] + g0 * in_group_stride) * (int64_t)elem;

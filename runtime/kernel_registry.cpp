@@ -13,7 +13,7 @@ bool KernelKey::operator==(const KernelKey &o) const {
     return family == o.family && rank == o.rank && dtype == o.dtype && device == o.device && layout == o.layout &&
            channels == o.channels && bounded == o.bounded && x_stride == o.x_stride && blocked == o.blocked &&
            short_phase0 == o.short_phase0 && ci_pairs == o.ci_pairs && groups == o.groups && dots == o.dots &&
-           tap_rows == o.tap_rows && tile == o.tile && taps == o.taps;
+           tap_rows == o.tap_rows && group_block == o.group_block && tile == o.tile && taps == o.taps;
 }
 
 KernelEntry parse_kernel_row(const KernelTableRow &row) {
@@ -26,7 +26,8 @@ KernelEntry parse_kernel_row(const KernelTableRow &row) {
         throw Error(ErrorKind::Kernel, std::string("kernel table row ") + row.name + ": " + why);
     };
     e.key.dots = gen == "deconv_phase_conv_dots";
-    if (gen == "deconv_phase_conv" || e.key.dots) e.key.family = KernelFamily::Phase;
+    if (gen == "deconv_phase_conv" || e.key.dots || gen == "deconv_phase_conv_group_blocks")
+        e.key.family = KernelFamily::Phase;
     else if (gen == "deconv_phase_conv_interleaved" || gen == "deconv_phase_conv_interleaved_groups")
         e.key.family = KernelFamily::Interleaved;
     else if (gen == "deconv_group_conv") e.key.family = KernelFamily::GroupConv;
@@ -55,6 +56,7 @@ KernelEntry parse_kernel_row(const KernelTableRow &row) {
         else if (k == "short_phase") e.key.short_phase0 = n == 0;
         else if (k == "ci_pairs") e.key.ci_pairs = v == "true";
         else if (k == "tap_rows") e.key.tap_rows = v == "true";
+        else if (k == "group_block") e.key.group_block = n;
         else if (k == "vectors") e.knobs.vectors = n;
         else if (k == "co_tile") e.knobs.co_tile = n;
         else if (k == "q_tile") e.knobs.q_tile = n;

@@ -51,6 +51,7 @@ struct KernelKey {
     bool groups = false;     // vectorizes groups: channels-last depthwise (`vectorize=groups`)
     bool dots = false;       // vectorizes input channels: channels last, 1-3 output channels (deconv_phase_conv_dots)
     bool tap_rows = false;   // channels last: the outer axes' taps one row at a time over bands of rows (`tap_rows`)
+    int group_block = 0;     // channels last: groups per vector (`group_block`, deconv_phase_conv_group_blocks)
     int tile = 0, taps = 0;  // Winograd transforms: F(tile, taps) (`tile`, `taps`)
 
     bool operator==(const KernelKey &o) const;

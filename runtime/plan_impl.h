@@ -54,6 +54,9 @@ struct Plan::Impl {
     // Channels-last layers of 1-3 output channels per group on the kernels that vectorize input
     // channels (KernelKey::dots).
     bool dots = false;
+    // Channels-last grouped layers on the group-block kernels (KernelKey::group_block): so many
+    // groups per vector, over a block-interleaved input copy (bordered_buffer); 0 otherwise.
+    int group_block = 0;
     // Backprop layers whose input is small enough (channel-vectorized ones, and position-
     // vectorized ones with few output channels) run every phase on the interior kernel over a
     // zero-bordered copy of the input (bordered_input.h): the bounded kernels' clamped reads

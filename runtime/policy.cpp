@@ -95,6 +95,7 @@ const std::vector<Knob> &knobs() {
         toggle_knob("serial", &Policy::serial),
         toggle_knob("zero_first", &Policy::zero_first),
         toggle_knob("group_major", &Policy::group_major),
+        toggle_knob("group_blocks", &Policy::group_blocks),
         toggle_knob("tap_windows", &Policy::tap_windows),
         toggle_knob("flat_rows", &Policy::flat_rows),
         toggle_knob("phase_tasks", &Policy::phase_tasks),
@@ -199,6 +200,7 @@ Policy policy_from_environment() {
         {"DECONV_EXACT_ROW_TILES", "exact_row_tiles"},   {"DECONV_CHANNEL_BLOCKS", "channel_block"},
         {"DECONV_SERIAL_MACS", "serial"},
         {"DECONV_GROUP_MAJOR", "group_major"},           {"DECONV_TAP_WINDOWS", "tap_windows"},
+        {"DECONV_GROUP_BLOCKS", "group_blocks"},
         {"DECONV_TAP_ROWS", "tap_rows"},
     };
     for (const auto &o : offs) {

@@ -39,6 +39,7 @@ struct Policy {
     Toggle serial = Toggle::Auto;            // run on the calling thread alone
     Toggle zero_first = Toggle::Auto;        // zero the output in one pass, then skip tap-less phases
     Toggle group_major = Toggle::Auto;       // channels-last grouped input copies laid out by group
+    Toggle group_blocks = Toggle::Auto;      // channels-last: several groups' channels per vector
     Toggle tap_windows = Toggle::Auto;       // outer axes' edge outputs called with only their taps
     Toggle flat_rows = Toggle::Auto;         // stride-1 channels-first planes as one row each
     Toggle phase_tasks = Toggle::Auto;       // phases as the tasks of one parallel loop

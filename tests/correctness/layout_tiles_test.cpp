@@ -5,6 +5,7 @@
 #include "layout_cases.h"
 
 #include "../../generators/schedules/channels_last_tiles.h"
+#include "../../generators/schedules/group_block_facts.h"
 
 namespace {
 
@@ -283,6 +284,57 @@ TEST(LayoutTiles, GroupsAtEachPositionTile) {
     EXPECT_GT(routed, 0);
 }
 
+// Channels-last grouped layers of 4 or 8 output channels per group (a half or a quarter of a
+// vector) run on the group-block kernels (cpu_group_blocks_schedule.h), two or four groups per
+// vector, over a block-interleaved input copy: blocks of 2 and 4 groups of 1-16 input channels,
+// rows of whole position tiles (7 on AVX-512, 5 on AVX2), narrower and wider ones with a shifted
+// last tile, one row of the next axis (the one-row branch), strides 1-3 with pads and
+// output_padding, batch 1 and 5 (images in slices, each copying its part), ranks 1-3, f32 and f16
+// (as f32), checked against the reference through every API; the plan names the blocks wherever
+// tiles::group_block gives them (x86-64, AVX-512 and AVX2), and group_blocks=off runs the same
+// cases on the other kernels. Under SSE4.1 (4 lanes) no layer takes them.
+TEST(LayoutTiles, GroupBlocksAgainstReference) {
+    struct Grouping {
+        int64_t groups, cin, cout;
+    };
+    int ran = 0, failed = 0, routed = 0, checked = 0, i = 0;
+    for (DType t : {DType::f32, DType::f16}) {
+        if (!deconv_test::dtype_built(t)) continue;
+        std::mt19937 seeds(71);
+        for (int rank = 1; rank <= 3; rank++) {
+            if (!deconv_test::rank_built(rank)) continue;
+            for (const Grouping c : {Grouping{4, 8, 8}, Grouping{6, 4, 8}, Grouping{8, 4, 4}, Grouping{4, 16, 4},
+                                     Grouping{8, 1, 4}, Grouping{4, 3, 8}, Grouping{12, 8, 4}, Grouping{3, 8, 8}})
+                for (const char *pin : {"", "group_blocks=off"}) {
+                    i++;
+                    const AxisSpec rows[] = {{14, 3, 2, 1, 1}, {9, 2, 2, 0}, {5, 4, 2, 1}, {16, 3, 1, 1},
+                                             {3, 3, 3, 0, 2}, {7, 1, 1, 0}, {11, 5, 2, 2}};
+                    const AxisSpec inner = rows[i % 7];
+                    // The next axis: one row of outputs (the one-row branch), or several.
+                    const AxisSpec outer = i % 5 == 0 ? AxisSpec{1, 1, 1, 0} : AxisSpec{rank == 3 ? 3 : 5, 3, 2, 1};
+                    const deconv_ref::Problem p =
+                        grouped_problem(i % 4 == 0 ? 5 : 1, c.groups, c.cin, c.cout, true, rank, inner, outer);
+                    check_random_case(t, seeds(), i % 3, p, ran, failed, pin);
+#if defined(__x86_64__)
+                    const std::string how = plan_of(t, p, pin);
+                    const bool avx512 = how.find("(avx512") != std::string::npos;
+                    if (*pin == 0 && unpinned(how) && (avx512 || how.find("(avx2") != std::string::npos)) {
+                        const int b = deconv::tiles::group_block(avx512 ? 16 : 8, c.cout);
+                        const bool blocks = b > 0 && c.groups % b == 0;
+                        EXPECT_EQ(how.find("group blocks of " + std::to_string(b)) != std::string::npos, blocks) << how;
+                        routed += blocks;
+                        checked++;
+                    }
+                    if (*pin != 0) EXPECT_EQ(how.find("group blocks"), std::string::npos) << how;
+#endif
+                }
+        }
+    }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+    if (checked > 0) EXPECT_GT(routed, 0);
+}
+
 // Channels-last grouped layers that copy their input may lay the copy out group-major
 // (bordered_input.h), which the kernels' dense-group tiles read on AVX-512 and AVX2: groups of 8 input
 // channels (tiles::kDenseGroupChannels) to 8, 9 and 12 output channels (the dense tiles), 16 (past
@@ -290,7 +342,8 @@ TEST(LayoutTiles, GroupsAtEachPositionTile) {
 // dense), rows of each of the dense position tiles, strides 1 and 2, batch 1 and 5 (images in
 // slices, each copying its part), ranks 1-3,
 // f32, f16 and bf16; the rule's choice and both pins. A pinned copy shows in the f32 and f16
-// plans, and the rule's in AVX-512 and AVX2 f32 plans exactly at 8 -> 8-15 channels.
+// plans, and the rule's in AVX-512 and AVX2 f32 plans exactly at 8 -> 8-15 channels, but where
+// the group-block kernels take the layer (8 channels and an even number of groups on AVX-512).
 TEST(LayoutTiles, DenseGroupsOnGroupMajorCopies) {
     struct Grouping {
         int64_t groups, cin, cout;
@@ -321,7 +374,10 @@ TEST(LayoutTiles, DenseGroupsOnGroupMajorCopies) {
                     const std::string how = plan_of(t, p);
                     if (t == DType::f32 && *pin == 0 && unpinned(how) &&
                         (how.find("(avx512") != std::string::npos || how.find("(avx2") != std::string::npos)) {
-                        const bool rule = c.groups >= 2 && c.cin == 8 && c.cout < 16;
+                        const int lanes = how.find("(avx512") != std::string::npos ? 16 : 8;
+                        const int b = deconv::tiles::group_block(lanes, c.cout);
+                        const bool blocks = c.groups >= 2 && b > 0 && c.groups % b == 0;
+                        const bool rule = c.groups >= 2 && c.cin == 8 && c.cout < 16 && !blocks;
                         EXPECT_EQ(how.find("group-major input") != std::string::npos, rule) << how;
                         routed++;
                     }
