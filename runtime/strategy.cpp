@@ -140,7 +140,14 @@ bool uses_channel_dots(const Plan::Impl &p) {
 // groups of 4 -> 4, 56x56, kernel 3 stride 2, 2.5 ms for every phase, against 8 ms for the layer
 // on its channels-first twin (2 threads); 32 groups of 8 -> 8 at 28x28 0.64 ms against 0.77
 // (docs/performance.md). Not on CPUs of 4-lane vectors (SSE4.1), or where the copy would pass its
-// limit (border_margins). The policy's group_blocks turns them off; the route pins others.
+// limit (border_margins). Layers of one-tap phases with more than kGroupBlockOneTapMaxCout output
+// channels per group stay on the channels-last kernels' one-vector tiles, which read the caller's
+// input without a copy: 8 products per output do not pay for it (32 groups of 8 -> 8, kernel 1,
+// 14x14 to 56x56: 0.60-0.86x with the blocks; kernel 2 stride 2 0.8-1.35x); at 4 channels their
+// alternative is the twin (64 groups of 4 -> 4, kernel 1 or 2: 2-7x with the blocks). The
+// policy's group_blocks turns them off; the route pins others.
+constexpr int64_t kGroupBlockOneTapMaxCout = 7;
+
 int uses_group_blocks(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
     if (g.forward || g.data_format != DataFormat::NXC || g.groups < 2 || p.tiles.lanes < 8 ||
@@ -152,6 +159,7 @@ int uses_group_blocks(const Plan::Impl &p) {
     if (r != Policy::Route::Auto && r != Policy::Route::ChannelsLast) return 0;
     const int b = tiles::group_block((int)p.tiles.lanes, g.c_out);
     if (b == 0 || g.groups % b != 0) return 0;
+    if (g.c_out > kGroupBlockOneTapMaxCout && every_phase_one_tap(p) && p.policy.group_blocks != Toggle::On) return 0;
     KernelKey key = cpu_kernel_key(p, g.rank, true, true, false);
     key.group_block = b;
     if (!find_kernel(key)) return 0;

@@ -11,9 +11,9 @@
 // the tile. Every block of groups at each position tile, so that the cache lines a tile stores
 // (b groups' channels at a position: one line on AVX-512) lie beside the next block's. The
 // accumulator is stored with the groups innermost (the lanes' order) and transposed to the
-// output's order, channels innermost, when stored. Branches: the whole tile, one row of it, one
-// position per step; a scalar branch for any other channel count (the dispatcher never takes
-// it).
+// output's order, channels innermost, when stored. Branches: the whole tile (first for blocks of
+// as many input as output channels), one row of it, one position per step; a scalar branch for
+// any other channel count (the dispatcher never takes it).
 #pragma once
 
 #include "../conv_stages.h"
@@ -25,10 +25,11 @@ namespace deconv {
 namespace gen {
 
 // `out_param`: the output buffer, NXC ([co, g, q.., n]); `blocked`: the filter in block order
-// (group_block_layout.h), with its block and channel Vars.
+// (group_block_layout.h), with its block and channel Vars; `position_stride`: the input's
+// elements from one position of the innermost axis to the next.
 inline void schedule_cpu_group_blocks(ConvStages &p, Halide::OutputImageParam out_param, Halide::Func blocked,
                                       const Halide::Var &w_gi, const Halide::Var &w_co, const Halide::Target &target,
-                                      int block) {
+                                      int block, const Halide::Expr &position_stride) {
     using namespace Halide;
     const int rank = (int)p.q.size();
     const int lanes = target.natural_vector_size(Float(32));
@@ -36,7 +37,7 @@ inline void schedule_cpu_group_blocks(ConvStages &p, Halide::OutputImageParam ou
     const bool many = tiles::many_registers(target.has_feature(Target::AVX512), target.arch == Target::ARM);
     const Expr channels = out_param.dim(0).extent(), groups = out_param.dim(1).extent();
     const Expr width = out_param.dim(2).extent();
-    const Expr height = rank >= 2 ? out_param.dim(3).extent() : Expr(1);
+    const Expr height = rank >= 2 ? out_param.dim(3).extent() : Expr(1);  // (1D: one row)
     const Expr batch = out_param.dim(rank + 2).extent();
 
     struct Branch {
@@ -47,8 +48,13 @@ inline void schedule_cpu_group_blocks(ConvStages &p, Halide::OutputImageParam ou
     const Expr fits = channels == vec && groups % block == 0;
     std::vector<Branch> branches;
     // (No vector branches where a vector holds fewer lanes than b groups of two channels: SSE4.1.)
+    // The whole tile first where the block has as many input channels as output channels, its
+    // positions a vector apart: the broadcasts' addresses are then constant offsets (with the
+    // stride a run-time value, each took an address add beside its multiply-add).
     if (vec >= 2) {
-        if (rows > 1) branches.push_back({fits && width >= q && height >= rows, q, rows});
+        const Expr whole = fits && width >= q && height >= rows;
+        branches.push_back({whole && position_stride == lanes, q, rows});
+        if (rows > 1) branches.push_back({whole, q, rows});
         branches.push_back({fits && width >= q, q, 1});
         branches.push_back({fits, 1, 1});
     }
