@@ -136,16 +136,14 @@ bool uses_channel_dots(const Plan::Impl &p) {
 // Channels-last grouped layers whose output channels per group fill a half or a quarter of a
 // vector (tiles::group_block: 8 or 4 f32 channels on AVX-512, 4 on AVX2) run on the group-block
 // kernels, where this build has them: each vector holds two or four groups' channels, over a
-// block-interleaved copy of the input. On AVX-512, in a JIT copy of the kernels, 1 thread: 64
-// groups of 4 -> 4, 56x56, kernel 3 stride 2, 2.5 ms for every phase, against 8 ms for the layer
-// on its channels-first twin (2 threads); 32 groups of 8 -> 8 at 28x28 0.64 ms against 0.77
-// (docs/performance.md). Not on CPUs of 4-lane vectors (SSE4.1), or where the copy would pass its
-// limit (border_margins). Layers of one-tap phases with more than kGroupBlockOneTapMaxCout output
-// channels per group stay on the channels-last kernels' one-vector tiles, which read the caller's
-// input without a copy: 8 products per output do not pay for it (32 groups of 8 -> 8, kernel 1,
-// 14x14 to 56x56: 0.60-0.86x with the blocks; kernel 2 stride 2 0.8-1.35x); at 4 channels their
-// alternative is the twin (64 groups of 4 -> 4, kernel 1 or 2: 2-7x with the blocks). The
-// policy's group_blocks turns them off; the route pins others.
+// block-interleaved copy of the input (64 groups of 4 -> 4, 56x56, kernel 3 stride 2, 2 threads,
+// AVX-512: 4.7 ms on the channels-first twin, 2.6 here; docs/performance.md). Not on CPUs of
+// 4-lane vectors (SSE4.1), or where the copy would pass its limit (border_margins). Layers of
+// one-tap phases with more than kGroupBlockOneTapMaxCout output channels per group stay on the
+// channels-last kernels' one-vector tiles, which read the caller's input without a copy that 8
+// products per output do not pay for (32 groups of 8 -> 8, kernel 1, 56x56: 0.72x with the
+// blocks); at 4 channels their alternative is the twin, which the blocks beat 2-7x. The policy's
+// group_blocks turns them off; the route pins others.
 constexpr int64_t kGroupBlockOneTapMaxCout = 7;
 
 int uses_group_blocks(const Plan::Impl &p) {
