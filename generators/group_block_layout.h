@@ -29,13 +29,13 @@ inline Halide::Func group_block_input(const Halide::Func &buffer, int rank, int 
 struct GroupBlockFilter {
     Halide::Func logical;  // [k.., co, ci, g], as logical_filter's
     Halide::Func blocked;  // [gi, co, ci, go, k..]
-    Halide::Var gi{"w_gi"}, co{"w_co"};
+    Halide::Var gi{"w_gi"};
 };
 
 inline GroupBlockFilter group_block_filter(const Halide::Func &buffer, int rank, int block) {
     using namespace Halide;
     GroupBlockFilter w;
-    std::vector<Var> bargs = {w.gi, w.co, Var("w_ci"), Var("w_go")};
+    std::vector<Var> bargs = {w.gi, Var("w_co"), Var("w_ci"), Var("w_go")};
     for (int i = 0; i < rank; i++) bargs.emplace_back("w_k" + std::to_string(i));
     std::vector<Expr> from = {bargs[1], bargs[2], bargs[3] * block + bargs[0]};
     for (int i = 0; i < rank; i++) from.push_back(bargs[4 + i]);

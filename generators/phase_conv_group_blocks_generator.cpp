@@ -46,7 +46,7 @@ public:
             output->dim(d).set_min(0);
             input->dim(d).set_min(0);
         }
-        schedule_cpu_group_blocks(p, *output, w.blocked, w.gi, w.co, get_target(), b, input->dim(2).stride());
+        schedule_cpu_group_blocks(p, *output, w.blocked, w.gi, get_target(), b, input->dim(2).stride());
     }
 };
 

@@ -25,11 +25,11 @@ namespace deconv {
 namespace gen {
 
 // `out_param`: the output buffer, NXC ([co, g, q.., n]); `blocked`: the filter in block order
-// (group_block_layout.h), with its block and channel Vars; `position_stride`: the input's
-// elements from one position of the innermost axis to the next.
+// (group_block_layout.h), `w_gi` its block axis; `position_stride`: the input's elements from one
+// position of the innermost axis to the next.
 inline void schedule_cpu_group_blocks(ConvStages &p, Halide::OutputImageParam out_param, Halide::Func blocked,
-                                      const Halide::Var &w_gi, const Halide::Var &w_co, const Halide::Target &target,
-                                      int block, const Halide::Expr &position_stride) {
+                                      const Halide::Var &w_gi, const Halide::Target &target, int block,
+                                      const Halide::Expr &position_stride) {
     using namespace Halide;
     const int rank = (int)p.q.size();
     const int lanes = target.natural_vector_size(Float(32));
@@ -119,7 +119,6 @@ inline void schedule_cpu_group_blocks(ConvStages &p, Halide::OutputImageParam ou
     }
     // The filter in block order, once per call (a few KiB per phase).
     blocked.compute_root().unroll(w_gi);
-    (void)w_co;
 }
 
 }  // namespace gen
