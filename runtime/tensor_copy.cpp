@@ -199,55 +199,35 @@ void copy_dense_rows(uint8_t *d, const uint8_t *s, int64_t rows, size_t row_byte
 // `blocks` transposes of b x c 4-byte elements, each dense at both ends: d[ci * b + gi] =
 // s[gi * c + ci], blocks `d_step` / `s_step` elements apart (the group-block kernels' input copy:
 // b groups of c channels at each position, groups innermost; bordered_input.h). The shapes of 4
-// and 8 lanes' blocks (2 x 4, 2 x 8, 4 x 4) as register shuffles: through the 8x8 transposes'
-// masked edges, the copy of 64 groups of 4 channels at 56x56 took a third of the kernels' time.
-template <int B, int C>
-void transpose_blocks_fixed(uint32_t *d, const uint32_t *s, int64_t blocks, int64_t d_step, int64_t s_step) {
-    for (int64_t k = 0; k < blocks; k++, s += s_step, d += d_step)
-        for (int gi = 0; gi < B; gi++)
-            for (int ci = 0; ci < C; ci++) d[ci * B + gi] = s[gi * C + ci];
-}
-
-#if defined(__x86_64__)
-template <>
-void transpose_blocks_fixed<2, 4>(uint32_t *d, const uint32_t *s, int64_t blocks, int64_t d_step, int64_t s_step) {
-    for (int64_t k = 0; k < blocks; k++, s += s_step, d += d_step) {
-        const __m128 r0 = _mm_loadu_ps(reinterpret_cast<const float *>(s));
-        const __m128 r1 = _mm_loadu_ps(reinterpret_cast<const float *>(s + 4));
-        _mm_storeu_ps(reinterpret_cast<float *>(d), _mm_unpacklo_ps(r0, r1));
-        _mm_storeu_ps(reinterpret_cast<float *>(d + 4), _mm_unpackhi_ps(r0, r1));
-    }
-}
-
-template <>
-void transpose_blocks_fixed<4, 4>(uint32_t *d, const uint32_t *s, int64_t blocks, int64_t d_step, int64_t s_step) {
-    for (int64_t k = 0; k < blocks; k++, s += s_step, d += d_step) {
-        __m128 r[4];
-        for (int i = 0; i < 4; i++) r[i] = _mm_loadu_ps(reinterpret_cast<const float *>(s + 4 * i));
-        _MM_TRANSPOSE4_PS(r[0], r[1], r[2], r[3]);
-        for (int i = 0; i < 4; i++) _mm_storeu_ps(reinterpret_cast<float *>(d + 4 * i), r[i]);
-    }
-}
-
-template <>
-void transpose_blocks_fixed<2, 8>(uint32_t *d, const uint32_t *s, int64_t blocks, int64_t d_step, int64_t s_step) {
-    for (int64_t k = 0; k < blocks; k++, s += s_step, d += d_step) {
-        // The two groups' lanes interleaved: unpacklo/hi of each 4-lane half.
-        for (int h = 0; h < 2; h++) {
-            const __m128 r0 = _mm_loadu_ps(reinterpret_cast<const float *>(s + 4 * h));
-            const __m128 r1 = _mm_loadu_ps(reinterpret_cast<const float *>(s + 8 + 4 * h));
-            _mm_storeu_ps(reinterpret_cast<float *>(d + 8 * h), _mm_unpacklo_ps(r0, r1));
-            _mm_storeu_ps(reinterpret_cast<float *>(d + 8 * h + 4), _mm_unpackhi_ps(r0, r1));
-        }
-    }
-}
-#endif
-
+// and 8 lanes' blocks (2 x 4, 2 x 8, 4 x 4) as SSE shuffles: through the 8x8 transposes' masked
+// edges, the copy of 64 groups of 4 channels at 56x56 took a third of the kernels' time.
 void transpose_blocks(uint32_t *d, const uint32_t *s, int64_t blocks, int64_t b, int64_t c, int64_t d_step,
                       int64_t s_step) {
-    if (b == 2 && c == 4) return transpose_blocks_fixed<2, 4>(d, s, blocks, d_step, s_step);
-    if (b == 2 && c == 8) return transpose_blocks_fixed<2, 8>(d, s, blocks, d_step, s_step);
-    if (b == 4 && c == 4) return transpose_blocks_fixed<4, 4>(d, s, blocks, d_step, s_step);
+#if defined(__x86_64__)
+    const auto load = [](const uint32_t *at) { return _mm_loadu_ps(reinterpret_cast<const float *>(at)); };
+    const auto store = [](uint32_t *at, __m128 v) { _mm_storeu_ps(reinterpret_cast<float *>(at), v); };
+    if (b == 2 && (c == 4 || c == 8)) {
+        // The two groups' channels interleaved, four at a time: unpacklo/hi.
+        for (int64_t k = 0; k < blocks; k++, s += s_step, d += d_step)
+            for (int64_t h = 0; h < c; h += 4) {
+                const __m128 r0 = load(s + h), r1 = load(s + c + h);
+                store(d + 2 * h, _mm_unpacklo_ps(r0, r1));
+                store(d + 2 * h + 4, _mm_unpackhi_ps(r0, r1));
+            }
+        return;
+    }
+    if (b == 4 && c == 4) {
+        for (int64_t k = 0; k < blocks; k++, s += s_step, d += d_step) {
+            __m128 r0 = load(s), r1 = load(s + 4), r2 = load(s + 8), r3 = load(s + 12);
+            _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+            store(d, r0);
+            store(d + 4, r1);
+            store(d + 8, r2);
+            store(d + 12, r3);
+        }
+        return;
+    }
+#endif
     for (int64_t k = 0; k < blocks; k++, s += s_step, d += d_step)
         for (int64_t gi = 0; gi < b; gi++)
             for (int64_t ci = 0; ci < c; ci++) d[ci * b + gi] = s[gi * c + ci];
