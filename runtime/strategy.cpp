@@ -5,6 +5,7 @@
 #include "strategy.h"
 
 #include "bordered_input.h"
+#include "channels_last_families.h"
 #include "checked_math.h"
 #include "cpu_executor.h"
 #include "cpu_thread_pool.h"
@@ -15,7 +16,6 @@
 #include "phase_tasks.h"
 #include "winograd_executor.h"
 
-#include "../generators/schedules/group_block_facts.h"
 #include "../generators/schedules/interleaved_depthwise_facts.h"
 #include "../generators/schedules/tile_facts.h"
 
@@ -72,18 +72,6 @@ bool choose_channel_major(const Plan::Impl &p) {
     return g.c_out >= p.tiles.lanes && (long_reduction(p) || one_tap_channel_tiles(p));
 }
 
-// The CPU kernels of a layer: which schedule (channel_major) and the bounded and interior kernels.
-// bf16 backprop layers on channels-last data with an even number of input channels per group
-// run on the dot-product kernels where the CPU has AVX512-BF16 (phase_conv_nxc_pairs: two
-// multiply-adds per lane and instruction). DECONV_BF16_DOT=0 keeps the f32-FMA kernels (for
-// measuring).
-bool uses_bf16_dot(const Plan::Impl &p) {
-    const int rank = p.geo.rank;
-    return p.dtype == DType::bf16 && !p.geo.forward && p.geo.data_format == DataFormat::NXC && p.geo.c_in % 2 == 0 &&
-           p.policy.bf16_dot != Toggle::Off && find_kernel(cpu_kernel_key(p, rank, true, false, true)) &&
-           find_kernel(cpu_kernel_key(p, rank, true, true, true)) && cpu_has_bf16_dot();
-}
-
 // A database entry that pins kernels this build lacks gets one warning per entry and process.
 void warn_once(const std::string &message) {
     static std::mutex lock;
@@ -92,82 +80,7 @@ void warn_once(const std::string &message) {
     if (said.insert(message).second) std::fprintf(stderr, "deconv: warning: %s\n", message.c_str());
 }
 
-// Whether this build has the bounded and interior channels-last kernels of layer `p` of the
-// family that `flag` of KernelKey marks (groups, dots); for a channels-first layer, those its
-// channels-last twin would run.
-bool has_channels_last_pair(const Plan::Impl &p, bool KernelKey::*flag) {
-    KernelKey bounded = cpu_kernel_key(p, p.geo.rank, true, false, false);
-    bounded.layout = DataFormat::NXC;
-    bounded.*flag = true;
-    KernelKey interior = bounded;
-    interior.bounded = false;
-    return find_kernel(bounded) && find_kernel(interior);
-}
-
-// Channels-last depthwise layers (one input and one output channel per group) run the
-// group-vectorized kernels, where this build has them: every operand a vector load. On the
-// channels-last kernels they ran scalar (centernet_dla_dw_nxc 10.3 ms); on the channels-first
-// twin the transposes took three times the kernels' time (0.35-0.41 ms against 0.08-0.10 for
-// the channels-first layer). At stride 2 or 8 on the innermost axis their interleaved kernel
-// serves every phase of that axis at once (interleaved_kernel_for): the per-phase calls wrote
-// every s-th position of the rows and fetched the output's lines again per phase
-// (fcn8s_upscore8_nxc 2.4-2.9 -> 1.2 ms, centernet_dla_dw_nxc 0.12-0.16 -> 0.077). The route
-// pins channels_first or channels_last instead.
-bool uses_groups(const Plan::Impl &p) {
-    const OpGeometry &g = p.geo;
-    if (g.forward || g.data_format != DataFormat::NXC || g.c_in != 1 || g.c_out != 1) return false;
-    const Policy::Route r = p.policy.route;
-    if (r != Policy::Route::Auto && r != Policy::Route::Groups) return false;
-    return has_channels_last_pair(p, &KernelKey::groups);
-}
-
-// Channels-last backprop layers of the channel-dot class (channel_dots_class: up to
-// tiles::kDotsMaxChannels output channels per group) run the kernels that vectorize input channels
-// (cpu_channel_dots_schedule.h), where this build has them: each output a dot product over the
-// channels-last input's dense channels. The route pins channels_first instead.
-bool uses_channel_dots(const Plan::Impl &p) {
-    const OpGeometry &g = p.geo;
-    if (g.forward || g.data_format != DataFormat::NXC || !channel_dots_class(p)) return false;
-    const Policy::Route r = p.policy.route;
-    if (r != Policy::Route::Auto && r != Policy::Route::ChannelsLast) return false;
-    return has_channels_last_pair(p, &KernelKey::dots);
-}
-
-// Channels-last grouped layers whose output channels per group fill a half or a quarter of a
-// vector (tiles::group_block: 8 or 4 f32 channels on AVX-512, 4 on AVX2) run on the group-block
-// kernels, where this build has them: each vector holds two or four groups' channels, over a
-// block-interleaved copy of the input (64 groups of 4 -> 4, 56x56, kernel 3 stride 2, 2 threads,
-// AVX-512: 4.7 ms on the channels-first twin, 2.6 here; docs/performance.md). Not on CPUs of
-// 4-lane vectors (SSE4.1), or where the copy would pass its limit (border_margins). Layers of
-// one-tap phases with more than kGroupBlockOneTapMaxCout output channels per group stay on the
-// channels-last kernels' one-vector tiles, which read the caller's input without a copy that 8
-// products per output do not pay for (32 groups of 8 -> 8, kernel 1, 56x56: 0.72x with the
-// blocks); at 4 channels their alternative is the twin, which the blocks beat 2-7x. The policy's
-// group_blocks turns them off; the route pins others.
-constexpr int64_t kGroupBlockOneTapMaxCout = 7;
-
-int uses_group_blocks(const Plan::Impl &p) {
-    const OpGeometry &g = p.geo;
-    if (g.forward || g.data_format != DataFormat::NXC || g.groups < 2 || p.tiles.lanes < 8 ||
-        p.policy.group_blocks == Toggle::Off || p.policy.bordered_input == Toggle::Off)
-        return 0;
-    // (Pins of the channels-last kernels' own paths keep those.)
-    if (p.policy.group_major == Toggle::On || p.policy.tap_rows == Toggle::On) return 0;
-    const Policy::Route r = p.policy.route;
-    if (r != Policy::Route::Auto && r != Policy::Route::ChannelsLast) return 0;
-    const int b = tiles::group_block((int)p.tiles.lanes, g.c_out);
-    if (b == 0 || g.groups % b != 0) return 0;
-    if (g.c_out > kGroupBlockOneTapMaxCout && every_phase_one_tap(p) && p.policy.group_blocks != Toggle::On) return 0;
-    KernelKey key = cpu_kernel_key(p, g.rank, true, true, false);
-    key.group_block = b;
-    if (!find_kernel(key)) return 0;
-    const int in = g.rank - 1;
-    std::vector<int64_t> lo, hi;
-    if (!border_margins(p.phases, g, dtype_size(p.dtype), 0, p.info.pads_begin[in], p.out_spatial[in], lo, hi))
-        return 0;
-    return b;
-}
-
+// The CPU kernels of a layer: which schedule (channel_major) and the bounded and interior kernels.
 void set_cpu_kernels(Plan::Impl &p, bool channel_major) {
     const int rank = p.geo.rank;
     p.channel_major = channel_major;
