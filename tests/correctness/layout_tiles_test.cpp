@@ -292,9 +292,9 @@ TEST(LayoutTiles, GroupsAtEachPositionTile) {
 // output_padding, batch 1 and 5 (images in slices, each copying its part), ranks 1-3, f32 and f16
 // (as f32), checked against the reference through every API; the plan names the blocks wherever
 // tiles::group_block gives them (x86-64, AVX-512 and AVX2) but on one-tap layers of 8 output
-// channels and on the channel-dot kernels' layers (16 -> 4 under AVX2: channels_last_families.h), and
-// group_blocks=off runs the same cases on the other kernels. Under SSE4.1 (4 lanes) no layer
-// takes them.
+// channels and on the channel-dot kernels' layers (16 -> 4 under AVX2; channels_last_families.h),
+// and group_blocks=off runs the same cases on the other kernels. Under SSE4.1 (4 lanes) no
+// layer takes them.
 TEST(LayoutTiles, GroupBlocksAgainstReference) {
     struct Grouping {
         int64_t groups, cin, cout;
