@@ -283,6 +283,19 @@ bool large_one_tap_2d(const Plan::Impl &p) {
     return (plane_bytes >= kOneTapTwinPlaneBytes && g.c_out > kOneTapTwinMaxCout) || weights >= kOneTapTwinProducts;
 }
 
+// 1D layers of one-tap phases whose output rows hold kOneTapTwinRowBytes or more (of f32) take
+// the twin too, where they would run the channel tiles (one_tap_channel_tiles): a tile stores
+// each position's channels a row apart, and on rows of a power of two every store of a tile
+// lands in one cache set. 64 -> 64, kernel 1, 8192 positions: 1.94 ms there, 0.76 twinned;
+// kernel 4 stride 4 into 4096: 1.94 against 0.53 (2 threads, Sapphire Rapids; the 47-layer sweep
+// in docs/performance.md: 1.3-3.9x from 16 KiB rows). Rows of 4.8-12.8 KiB ran 0.6-1.5x twinned,
+// so they stay. x86-64 only, where it was measured.
+constexpr int64_t kOneTapTwinRowBytes = int64_t(16) << 10;
+
+bool large_one_tap_1d(const Plan::Impl &p) {
+    return kMeasuredHere && p.geo.rank == 1 && every_phase_one_tap(p) && p.out_spatial[0] * 4 >= kOneTapTwinRowBytes;
+}
+
 // 2D layers of one-tap phases at a stride of 2 or more along rows (kernel = stride, as UNet's
 // up-convolutions) leave the channel-vectorized channels-first kernels: each phase's outputs lie
 // every s-th element of a row, so their tiles store an element at a time across output planes

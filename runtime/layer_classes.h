@@ -48,6 +48,8 @@ bool dot_outputs_twin(const Plan::Impl &p);
 bool kernel4_stride2_1d_twin(const Plan::Impl &p);
 // Large 2D one-tap layers that take the channels-last twin.
 bool large_one_tap_2d(const Plan::Impl &p);
+// 1D one-tap layers of long output rows, which take it off the channel tiles.
+bool large_one_tap_1d(const Plan::Impl &p);
 // 2D one-tap layers at a stride of 2 or more along rows, off the channels-first channel tiles.
 bool strided_one_tap_2d(const Plan::Impl &p);
 // Whether Winograd (Algorithm::Auto) pays on `tiles` tiles per phase, below its general limit,

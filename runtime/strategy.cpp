@@ -522,6 +522,7 @@ bool choose_via_channels_last(const Plan::Impl &p) {
     // 1D kernel 1 stride 2: 0.056 against 0.073).
     if (!has_multi_tap_phase(p) && tapped_fraction(p, false) <= kFewTappedOutputs) return false;
     if (one_tap_1d_positions(p)) return false;
+    if (one_tap_channel_tiles(p) && large_one_tap_1d(p)) return layout_copies_fit(p);
     // 1D layers at stride 1 with kOneDimDenseMaxReduction or fewer products per output (input
     // channels x taps) stay too: their rows are long and stored a vector at a time, and the
     // twin's two transposes cost more than its channel tiles save (8 groups of 8 -> 16, kernel 2,

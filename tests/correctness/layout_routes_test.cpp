@@ -723,9 +723,10 @@ TEST(LayoutWide, PhaseTasksAgainstReference) {
 // input and output channels run on the channel-vectorized channels-first kernels on CPUs of 32
 // vector registers (one_tap_channel_tiles), on the channels-last twin elsewhere, with fewer
 // input channels, with output planes of 32 KiB or more and over 32 output channels
-// (large_one_tap_2d), and at a stride of 2 or more along rows (strided_one_tap_2d: 2D layers of
-// short reductions then stay on the position kernels). Each against the reference, through every
-// API; plans checked on x86-64 where nothing pins a knob.
+// (large_one_tap_2d), 1D ones with output rows of 16 KiB or more (large_one_tap_1d: 4096
+// positions twinned, 4092 not), and at a stride of 2 or more along rows (strided_one_tap_2d: 2D
+// layers of short reductions then stay on the position kernels). Each against the reference,
+// through every API; plans checked on x86-64 where nothing pins a knob.
 TEST(LayoutWide, RowBlocksAndOneTapTiles) {
     int ran = 0, failed = 0;
     const int threads = deconv::cpu_threads();
@@ -754,6 +755,7 @@ TEST(LayoutWide, RowBlocksAndOneTapTiles) {
         AxisSpec inner, outer;
         int64_t cin, cout;
         Route wide_regs;  // on CPUs of 32 registers (16: the twin, positions cases unchecked)
+        int rank = 2;     // 1: `outer` unused
     };
     const Case cases[] = {
         {{9, 1, 1, 0}, {7, 1, 1, 0}, 48, 40, Route::Tiles},     // kernel 1: one tap
@@ -761,11 +763,15 @@ TEST(LayoutWide, RowBlocksAndOneTapTiles) {
         {{8, 2, 2, 0}, {5, 2, 2, 0}, 16, 40, Route::Twin},      // 16 input channels
         {{46, 2, 2, 0}, {46, 2, 2, 0}, 40, 40, Route::Twin},    // output planes of 92x92 (33 KiB), 40 channels
         {{16, 2, 2, 0}, {12, 2, 2, 0}, 64, 32, Route::Positions},  // kernel 2 stride 2, a short reduction
+        {{4096, 1, 1, 0}, {}, 100, 36, Route::Twin, 1},            // 1D rows of 4096 outputs (16 KiB)
+        {{2000, 1, 1, 0}, {}, 100, 36, Route::Tiles, 1},           // 1D rows of 2000
+        {{1024, 4, 4, 0}, {}, 40, 40, Route::Twin, 1},             // kernel 4 stride 4 into 4096
+        {{1023, 4, 4, 0}, {}, 40, 40, Route::Tiles, 1},            // ... into 4092
     };
     int i = 0;
     for (const Case &c : cases) {
         i++;
-        const deconv_ref::Problem p = grouped_problem(1 + i % 2, 1, c.cin, c.cout, true, 2, c.inner, c.outer);
+        const deconv_ref::Problem p = grouped_problem(1 + i % 2, 1, c.cin, c.cout, true, c.rank, c.inner, c.outer);
 #if defined(__x86_64__)
         const std::string how = ncx_f32_plan(p);
         const bool wide = how.find("(avx512") != std::string::npos;
