@@ -101,5 +101,33 @@ int uses_group_blocks(const Plan::Impl &p) {
     return b;
 }
 
+// Channels-first grouped layers of a quarter vector of output channels per group (4 f32 channels
+// on AVX-512: blocks of four groups) at a stride of 2 or more along rows narrower than a vector
+// take the channels-last twin, whose group blocks fill whole vectors where the position kernels
+// run such rows on 8- or 4-lane ones (16 groups of 2 -> 4, 7x7, kernel 3 stride 2: 0.093 ->
+// 0.030 ms). 95 grouped layers of 4 and 8 channels per group, 2 threads, Sapphire Rapids
+// (docs/performance.md): 1.05-7.7x on such rows but for two of 31 (0.79x, 0.89x); rows of 28 and
+// 56 ran 0.3-3.2x and stay, as do blocks of two (8 channels, or 4 under AVX2: 0.18-3.3x).
+constexpr int kGroupBlocksTwinBlock = 4;
+
+bool group_blocks_twin(const Plan::Impl &p) {
+    const OpGeometry &g = p.geo;
+    if (g.forward || g.data_format != DataFormat::NCX || g.groups < 2 || p.policy.group_blocks == Toggle::Off ||
+        p.policy.bordered_input == Toggle::Off)
+        return false;
+    const int in = g.rank - 1;
+    if (p.info.strides[in] < 2 || widest_phase(p.phases[in]) >= p.tiles.lanes) return false;
+    if (tiles::group_block((int)p.tiles.lanes, g.c_out) != kGroupBlocksTwinBlock || g.groups % kGroupBlocksTwinBlock != 0)
+        return false;
+    KernelKey key;
+    key.rank = g.rank;
+    key.dtype = p.dtype;
+    key.layout = DataFormat::NXC;
+    key.channels = true;
+    key.bounded = false;
+    key.group_block = kGroupBlocksTwinBlock;
+    return find_kernel(key) != nullptr;
+}
+
 }  // namespace detail
 }  // namespace deconv

@@ -23,6 +23,8 @@ bool uses_channel_dots(const Plan::Impl &p);
 // Groups per vector of the group-block kernels for the layer (KernelKey::group_block), 0 where
 // they do not take it.
 int uses_group_blocks(const Plan::Impl &p);
+// Channels-first grouped layers that take the channels-last twin for its group-block kernels.
+bool group_blocks_twin(const Plan::Impl &p);
 
 }  // namespace detail
 }  // namespace deconv

@@ -532,6 +532,7 @@ bool choose_via_channels_last(const Plan::Impl &p) {
     if (g.rank == 1 && p.info.strides[0] == 1 && g.c_in * g.kernel[0] <= kOneDimDenseMaxReduction) return false;
     if (few_outputs_twin(p) || dot_outputs_twin(p)) return layout_copies_fit(p);
     if (kernel4_stride2_1d_twin(p)) return layout_copies_fit(p);
+    if (group_blocks_twin(p)) return layout_copies_fit(p);
     if ((g.c_out < 16 && !favours_channel_vectors(p)) || prefers_blocked_interleave(p)) return false;
     if (short_strided_2d(p) || short_1d_positions(p)) return false;
     if (!large_one_tap_2d(p) && !strided_one_tap_2d(p) && (one_tap_channel_tiles(p) ||

@@ -389,6 +389,46 @@ TEST(LayoutWide, ShortStrided2DStayChannelsFirst) {
         });
 }
 
+// Channels-first grouped layers of 4 output channels per group at a stride of 2 or more along
+// rows narrower than a vector take the channels-last twin and its group blocks of four on
+// AVX-512 (runtime/channels_last_families.cpp, group_blocks_twin): phase rows of 7 (kernel 3
+// stride 2), of 10 at stride 3 with dilation 2, of 8 in 1D; not rows of 28, 6 groups (no whole
+// blocks), 8 channels per group (blocks of two), stride 1, nor AVX2's blocks of two. Each
+// against the reference, through every API; plans checked where nothing pins a knob, on AVX-512
+// for the rule's routes and on every x86 variant for its absence elsewhere.
+TEST(LayoutWide, GroupBlocksTwinOnNarrowRows) {
+    int n = 0;
+    const auto c = [&n](int rank, AxisSpec inner, AxisSpec outer, int64_t groups, int64_t cin, int64_t cout,
+                        bool routed) {
+        return RouteCase{grouped_problem(1 + ++n % 2, groups, cin, cout, true, rank, inner, outer), routed};
+    };
+    for (int rank : {1, 2}) {
+        std::vector<RouteCase> cases;
+        if (rank == 2) {
+            cases = {
+                c(2, {7, 3, 2, 1, 1}, {7, 3, 2, 1, 1}, 16, 2, 4, true),  // rows of 7 per phase
+                c(2, {10, 4, 3, 1}, {6, 4, 3, 1}, 8, 8, 4, true),        // stride 3 (dilation below)
+                c(2, {28, 3, 2, 1, 1}, {5, 3, 2, 1}, 8, 4, 4, false),    // rows of 28
+                c(2, {7, 3, 2, 1, 1}, {5, 3, 2, 1}, 6, 2, 4, false),     // 6 groups
+                c(2, {7, 3, 2, 1, 1}, {5, 3, 2, 1}, 8, 4, 8, false),     // 8 channels per group
+                c(2, {9, 3, 1, 1}, {5, 3, 1, 1}, 8, 4, 4, false),        // stride 1
+            };
+            cases[1].p.dilations = {2, 2};
+        } else {
+            cases = {
+                c(1, {8, 4, 2, 1}, {}, 8, 4, 4, true),    // 1D rows of 8 per phase
+                c(1, {40, 4, 2, 1}, {}, 8, 4, 4, false),  // rows of 40
+            };
+        }
+        check_route_cases(cases, rank, 8520 + 20 * rank, unpinned, [](const std::string &how, bool routed) {
+            const bool avx512 = how.find("(avx512") != std::string::npos;
+            const bool blocks = how.find("channels-last twin") != std::string::npos &&
+                                how.find("group blocks of 4") != std::string::npos;
+            EXPECT_EQ(blocks, routed && avx512);
+        });
+    }
+}
+
 // 2D channels-first layers of 4-15 output channels and 32 or more input channels at stride 2 run
 // per phase on x86-64, not on the interleaved kernel (runtime/strategy.cpp,
 // per_phase_few_channels); 3 output channels or 16 input channels stay interleaved. Rows of 20
