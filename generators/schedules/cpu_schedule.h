@@ -11,6 +11,8 @@
 // channels (RGB outputs), (2) fewer channels (depthwise): vectorize positions only; both in 8-
 // and 4-lane vectors on rows narrower than a native one, (3) rows of fewer than four positions:
 // scalar.
+// Depthwise layers (one input channel) take their branches of (2) with the channel loop known
+// to be one, on dense rows with more position vectors.
 // Parallelism: tasks of rows of the outermost spatial axis (cpu_parallel.h), groups and batch
 // (1D: channel tiles x groups x batch).
 #pragma once
@@ -118,6 +120,38 @@ inline void schedule_cpu(ConvStages &p, Halide::OutputImageParam out_param, cons
             b.co_tile *= 2;
             b.cond = channels >= b.co_tile && width >= b.q_tile;
         }
+    }
+    // Depthwise (one input channel per group): each one-channel branch again ahead of itself with
+    // the channel loop's extent known, so that no loop of one iteration and its address
+    // arithmetic stand between two taps' multiply-adds (128 groups of 112x112, kernel 5 stride 1:
+    // 6.6 -> 2.7 ms); and ahead of that, on dense output rows (stride-1 phases), with vector
+    // stores instead of the strided ones of phase views, and kDepthwiseDenseVectors position
+    // vectors where the row holds them (2.7 -> 1.7 ms).
+    {
+        const Expr one_ci = p.r[rank].extent() == 1;
+        const Expr dense_rows = out_param.dim(0).stride() == 1;
+        const int wide = tiles::kDepthwiseDenseVectors * lanes;
+        std::vector<Branch> with;
+        for (const Branch &b : base) {
+            if (b.co_tile == 1) {
+                Branch d = b;
+                d.cond = b.cond && one_ci;
+                if (b.vec == lanes) {
+                    Branch dense = d;
+                    dense.cond = d.cond && dense_rows;
+                    if (b.q_tile == qt && wide > qt) {
+                        Branch w = dense;
+                        w.q_tile = wide;
+                        w.cond = dense.cond && width >= wide;
+                        with.push_back(w);
+                    }
+                    with.push_back(dense);
+                }
+                with.push_back(d);
+            }
+            with.push_back(b);
+        }
+        base = with;
     }
     std::vector<Branch> branches;
     for (const Halide::Expr &v : variants) {

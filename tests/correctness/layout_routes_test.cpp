@@ -141,6 +141,42 @@ TEST(LayoutWide, DepthwiseChannelsFirstOnTheTwin) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
+// Channels-first depthwise layers on the position kernels (cpu_schedule.h) take their depthwise
+// branches, which know the channel loop is one: at stride 1 (dense output rows) rows of 70, 40,
+// 20 and 9 positions (four, two and one vectors of positions, and the half and quarter vectors
+// on AVX-512; on AVX2 and SSE4.1 the same rows span other branches), kernels 3 and 5, dilations
+// 1 and 2, the bounded kernel at the edges; at stride 2 with the interleaved kernels pinned off
+// (strided output rows: the branches without vector stores). Ranks 1-3, batch 1-2, 3 or 17
+// groups, each against the reference through every API; the stride-1 plans checked to run the
+// position kernels on x86-64 (unless the environment pins a route).
+TEST(LayoutWide, DepthwisePositionTiles) {
+    int ran = 0, failed = 0, i = 0;
+    for (const int rank : {1, 2, 3})
+        for (const int64_t x : {70, 40, 20, 9})
+            for (const auto &[k, s, d] : {std::tuple<int64_t, int64_t, int64_t>{3, 1, 1}, {5, 1, 2}, {3, 2, 1}}) {
+                i++;
+                if (!deconv_test::rank_built(rank) || (rank == 3 && x > 20)) continue;
+                deconv_ref::Problem p = grouped_problem(1 + i % 2, i % 2 ? 3 : 17, 1, 1, true, rank,
+                                                        {x, k, s, (k - 1) / 2}, {4, k, s, 1});
+                p.dilations.assign(rank, d);
+                const char *pin = s == 1 ? "" : "interleave=off";
+#if defined(__x86_64__)
+                if (s == 1) {
+                    const std::string how = ncx_f32_plan(p);
+                    if (unpinned(how))
+                        EXPECT_NE(how.find("kernel deconv_phase_conv_interior_r" + std::to_string(rank)),
+                                  std::string::npos)
+                            << how;
+                }
+#endif
+                for (int api = 0; api < 3; api++)
+                    check_random_case(DType::f32, deconv_test::sweep_seed(DType::f32, rank, 8700 + 3 * i + api), api, p,
+                                      ran, failed, pin, DataFormat::NCX, row_case(rank, k, s, x));
+            }
+    EXPECT_GT(ran, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
 // Channels-first depthwise layers at kernel = stride (strides 2-4, ranks 2 and 3) run the
 // interleaved kernel's one-tap tiles (cpu_interleaved_schedule.h): rows that are a whole number
 // of its tiles and rows that are not, for vectors of 4, 8 and 16 lanes and the four-position
