@@ -107,8 +107,11 @@ int uses_group_blocks(const Plan::Impl &p) {
 // run such rows on 8- or 4-lane ones (16 groups of 2 -> 4, 7x7, kernel 3 stride 2: 0.093 ->
 // 0.030 ms). 95 grouped layers of 4 and 8 channels per group, 2 threads, Sapphire Rapids
 // (docs/performance.md): 1.05-7.7x on such rows but for two of 31 (0.79x, 0.89x); rows of 28 and
-// 56 ran 0.3-3.2x and stay, as do blocks of two (8 channels, or 4 under AVX2: 0.18-3.3x).
+// 56 ran 0.3-3.2x and stay, as do blocks of two (8 channels, or 4 under AVX2: 0.18-3.3x). Only
+// that class: blocks of four of other widths (2 channels under AVX2, depthwise under SSE4.1)
+// were not measured.
 constexpr int kGroupBlocksTwinBlock = 4;
+constexpr int64_t kGroupBlocksTwinChannels = 4;
 
 bool group_blocks_twin(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
@@ -117,7 +120,8 @@ bool group_blocks_twin(const Plan::Impl &p) {
         return false;
     const int in = g.rank - 1;
     if (p.info.strides[in] < 2 || widest_phase(p.phases[in]) >= p.tiles.lanes) return false;
-    if (tiles::group_block((int)p.tiles.lanes, g.c_out) != kGroupBlocksTwinBlock || g.groups % kGroupBlocksTwinBlock != 0)
+    if (g.c_out != kGroupBlocksTwinChannels || tiles::group_block((int)p.tiles.lanes, g.c_out) != kGroupBlocksTwinBlock ||
+        g.groups % kGroupBlocksTwinBlock != 0)
         return false;
     KernelKey key;
     key.rank = g.rank;
