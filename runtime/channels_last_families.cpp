@@ -79,21 +79,35 @@ bool uses_channel_dots(const Plan::Impl &p) {
 // group_blocks turns them off; the route pins others.
 constexpr int64_t kGroupBlockOneTapMaxCout = 7;
 
+namespace {
+
+// Groups per vector of the group-block kernels for `p`'s output channels per group, where its
+// groups fill whole blocks, the policy leaves the blocks and the bordered copy on, and this build
+// has the interior kernel (for a channels-first layer, its channels-last twin's); 0 elsewhere.
+int group_block_kernel(const Plan::Impl &p) {
+    const OpGeometry &g = p.geo;
+    if (g.forward || g.groups < 2 || p.policy.group_blocks == Toggle::Off || p.policy.bordered_input == Toggle::Off)
+        return 0;
+    const int b = tiles::group_block((int)p.tiles.lanes, g.c_out);
+    if (b == 0 || g.groups % b != 0) return 0;
+    KernelKey key = cpu_kernel_key(p, g.rank, true, true, false);
+    key.layout = DataFormat::NXC;
+    key.group_block = b;
+    return find_kernel(key) ? b : 0;
+}
+
+}  // namespace
+
 int uses_group_blocks(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
-    if (g.forward || g.data_format != DataFormat::NXC || g.groups < 2 || p.tiles.lanes < 8 ||
-        p.policy.group_blocks == Toggle::Off || p.policy.bordered_input == Toggle::Off)
-        return 0;
+    if (g.data_format != DataFormat::NXC || p.tiles.lanes < 8) return 0;
     // (Pins of the channels-last kernels' own paths keep those.)
     if (p.policy.group_major == Toggle::On || p.policy.tap_rows == Toggle::On) return 0;
     const Policy::Route r = p.policy.route;
     if (r != Policy::Route::Auto && r != Policy::Route::ChannelsLast) return 0;
-    const int b = tiles::group_block((int)p.tiles.lanes, g.c_out);
-    if (b == 0 || g.groups % b != 0) return 0;
+    const int b = group_block_kernel(p);
+    if (b == 0) return 0;
     if (g.c_out > kGroupBlockOneTapMaxCout && every_phase_one_tap(p) && p.policy.group_blocks != Toggle::On) return 0;
-    KernelKey key = cpu_kernel_key(p, g.rank, true, true, false);
-    key.group_block = b;
-    if (!find_kernel(key)) return 0;
     const int in = g.rank - 1;
     std::vector<int64_t> lo, hi;
     if (!border_margins(p.phases, g, dtype_size(p.dtype), 0, p.info.pads_begin[in], p.out_spatial[in], lo, hi))
@@ -115,22 +129,10 @@ constexpr int64_t kGroupBlocksTwinChannels = 4;
 
 bool group_blocks_twin(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
-    if (g.forward || g.data_format != DataFormat::NCX || g.groups < 2 || p.policy.group_blocks == Toggle::Off ||
-        p.policy.bordered_input == Toggle::Off)
-        return false;
+    if (g.data_format != DataFormat::NCX || g.c_out != kGroupBlocksTwinChannels) return false;
     const int in = g.rank - 1;
     if (p.info.strides[in] < 2 || widest_phase(p.phases[in]) >= p.tiles.lanes) return false;
-    if (g.c_out != kGroupBlocksTwinChannels || tiles::group_block((int)p.tiles.lanes, g.c_out) != kGroupBlocksTwinBlock ||
-        g.groups % kGroupBlocksTwinBlock != 0)
-        return false;
-    KernelKey key;
-    key.rank = g.rank;
-    key.dtype = p.dtype;
-    key.layout = DataFormat::NXC;
-    key.channels = true;
-    key.bounded = false;
-    key.group_block = kGroupBlocksTwinBlock;
-    return find_kernel(key) != nullptr;
+    return group_block_kernel(p) == kGroupBlocksTwinBlock;
 }
 
 }  // namespace detail
