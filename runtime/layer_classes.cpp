@@ -328,18 +328,25 @@ bool winograd_pays_on_few_tiles(const Plan::Impl &p, int64_t tiles, int64_t prod
     return p.regs.many ? products * 5 <= p.macs * 3 : products * 13 <= p.macs * 5;  // 1.67x, 2.6x
 }
 
-// Channels-last output-channel blocks (strategy.cpp, choose_channel_block) whose weights per
-// phase (block x input channels x taps of the densest phase) pass kBlockWeightBytes narrow to one
-// channel tile: two tiles' weights stop fitting a 1 MiB L2 beside the rows they serve. 192 -> 128,
-// kernel 3, stride 1, 28x28: 1.11 -> 0.87 ms; 384 -> 128: 2.9 -> 2.0 (2 threads, Zen 5; the
-// 39-layer sweep is bench/channel_block_layers.json, its numbers in docs/performance.md).
-// Blocks of 128 with weights of 576 KiB (128 -> 128, kernel 3) ran as fast as any narrower.
-// Measured on x86-64 only.
+// Channels-last output-channel blocks (strategy.cpp, choose_channel_block) narrow to one channel
+// tile of 16-lane vectors (AVX-512: 64 channels of 32-bit accumulators) wherever a group holds two
+// such tiles or more: a tile's weights then stream from one contiguous run, where a block of two
+// tiles read 256 of every 512 bytes. 36 layers of 128-1024 -> 128-512 channels from the bench
+// suites, 2 threads, Sapphire Rapids: 1.10x in geomean, 33 of them faster (centernet_up3 1.25x,
+// 256 -> 256 kernel 4 stride 2 on 16x16 1.16x); f16 1.02-1.15x, i8 1.01-1.13x (docs/performance.md).
+// On Zen 5 one tile had run within 4% of two (unet_up1_bf16, whose pair kernels keep their blocks).
+constexpr int64_t kOneTileBlockLanes = 16;
+// Blocks whose weights per phase (block x input channels x taps of the densest phase) pass
+// kBlockWeightBytes narrow to one tile too: two tiles' weights stop fitting a 1 MiB L2 beside the
+// rows they serve. 192 -> 128, kernel 3, stride 1, 28x28: 1.11 -> 0.87 ms; 384 -> 128: 2.9 -> 2.0
+// (2 threads, Zen 5; the 39-layer sweep is bench/channel_block_layers.json, its numbers in
+// docs/performance.md). Measured on x86-64 only.
 constexpr int64_t kBlockWeightBytes = int64_t(768) << 10;
 
-int64_t channel_block_within_cache(const Plan::Impl &p, int64_t block) {
+int64_t channels_last_channel_block(const Plan::Impl &p, int64_t block) {
     const int64_t tile = p.tiles.four_position_channels;
     if (!kMeasuredHere || tile <= 0 || block <= tile) return block;
+    if (p.tiles.lanes >= kOneTileBlockLanes && p.geo.c_out >= 2 * tile) return tile;
     const int64_t bytes = block * phase_reduction(p) * (int64_t)dtype_size(p.dtype);
     return bytes > kBlockWeightBytes ? tile : block;
 }
@@ -393,7 +400,7 @@ int64_t exact_channel_blocks(const Plan::Impl &p, int64_t block) {
 }
 
 // Channels-last layers whose weights per call (block x input channels x a phase's taps) pass
-// kBlockWeightBytes, more than a block of one channel tile keeps in L2 (channel_block_within_cache
+// kBlockWeightBytes, more than a block of one channel tile keeps in L2 (channels_last_channel_block
 // narrows wider blocks to one tile), over two or more tap rows per phase, on rows as wide as the
 // position tile or wider, run their interior calls on the tap-row kernels
 // (generators/schedules/cpu_tap_rows_schedule.h): each tap row's weights serve a band of output

@@ -55,9 +55,9 @@ bool strided_one_tap_2d(const Plan::Impl &p);
 // Whether Winograd (Algorithm::Auto) pays on `tiles` tiles per phase, below its general limit,
 // with `products` multiplications against the plan's direct ones.
 bool winograd_pays_on_few_tiles(const Plan::Impl &p, int64_t tiles, int64_t products);
-// A channels-last block of `block` output channels, narrowed to one channel tile where its
-// weights would not stay in L2.
-int64_t channel_block_within_cache(const Plan::Impl &p, int64_t block);
+// A channels-last block of `block` output channels, narrowed to one channel tile where a group
+// holds two tiles or more (16-lane tiles), or where its weights would not stay in L2.
+int64_t channels_last_channel_block(const Plan::Impl &p, int64_t block);
 // The channel block (0: one packing) whose blocks the channel tiles cover exactly, where one
 // block of the output channels would compute a tenth more of them (AVX-512).
 int64_t exact_channel_blocks(const Plan::Impl &p, int64_t block);

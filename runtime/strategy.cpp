@@ -581,8 +581,9 @@ bool choose_batch_rows(Plan::Impl &p) {
 }
 
 // Output channels per block of the channel-vectorized kernels' packing: one kernel call per block.
-// Channels-last: two of the kernels' channel tiles (unet_up1_bf16: 64 channels 4.68 ms, 128 4.51,
-// 256 4.73), one where two tiles' weights would leave L2 (channel_block_within_cache); on CPUs
+// Channels-last: one of the kernels' channel tiles where a group holds two or more, else two
+// tiles, or one where two tiles' weights would leave L2 (channels_last_channel_block); the bf16
+// pair kernels two (unet_up1_bf16: 64 channels 4.68 ms, 128 4.51, 256 4.73). On CPUs
 // of 16 vector registers one tile (AVX2, 16 channels), whose weights then
 // stream as one contiguous run instead of a tile's 64 bytes in every 512 (unet_up1 27-43 ms ->
 // 18-20, two tiles 21; 128 -> 64 channels, kernel 5, 16^3: 146 -> 78; the narrow-row blocks
@@ -609,7 +610,7 @@ int64_t choose_channel_block(const Plan::Impl &p) {
     if (narrow) return one_tile ? p.tiles.four_position_channels : narrow_row_channel_block(p, kNarrowRowChannelBlock);
     if (p.geo.data_format != DataFormat::NXC) return 0;
     return exact_channel_blocks(
-        p, one_tile ? p.tiles.four_position_channels : channel_block_within_cache(p, kChannelBlock));
+        p, one_tile ? p.tiles.four_position_channels : channels_last_channel_block(p, kChannelBlock));
 }
 
 // The interior calls of channels-last layers of tap_rows_class (layer_classes.cpp) on the

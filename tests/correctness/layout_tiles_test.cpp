@@ -53,7 +53,7 @@ TEST(LayoutBf16Dot, EvenInputChannelsEveryTileAndTail) {
 }
 
 // Channels-last kernels with more output channels per group than a block run one call per block
-// (the filter packed block by block): blocks of 128 with tails of 1 and 72 channels, every dtype;
+// (the filter packed block by block): blocks of 64 with tails of 1 and 8 channels, every dtype;
 // rows narrower than the position tile (3 inputs: phases 3 wide) take blocks of 192 instead (bf16
 // pair kernels keep 128): one block of 129, tails of 8 and 64.
 TEST(LayoutChannelBlocks, OutputChannelsAcrossBlocks) {
@@ -77,10 +77,12 @@ TEST(LayoutChannelBlocks, OutputChannelsAcrossBlocks) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
-// Channels-last blocks of two channel tiles whose weights per phase (block x input channels x
-// taps) pass 768 KiB narrow to one tile (runtime/layer_classes.cpp, channel_block_within_cache):
-// checked on x86-64 AVX-512 plans where nothing pins a knob, at both sides of the limit, with
-// 1-byte weights, at stride 2, and with a tail block; each against the reference, every API.
+// Channels-last blocks of 16-lane channel tiles (runtime/layer_classes.cpp,
+// channels_last_channel_block): one tile (64 channels) wherever a group holds two or more, small
+// weights or not, 1-byte weights too; under two tiles, two tiles' worth of block whose weights
+// per phase (block x input channels x taps) pass 768 KiB narrow to one tile. Checked on x86-64
+// AVX-512 plans where nothing pins a knob, at both sides of the limit, at stride 2, and with tail
+// blocks; each against the reference, every API.
 TEST(LayoutChannelBlocks, LargeReductionsTakeOneTileBlocks) {
     struct Case {
         DType t;
@@ -88,9 +90,12 @@ TEST(LayoutChannelBlocks, LargeReductionsTakeOneTileBlocks) {
         int64_t block;  // expected on AVX-512
     };
     const std::vector<Case> cases = {
-        {DType::f32, 200, 130, 3, 1, 64},   // 128 x 200 x 9 x 4 B = 900 KiB
-        {DType::f32, 160, 130, 3, 1, 128},  // 720 KiB
-        {DType::u8, 200, 130, 3, 1, 128},   // 225 KiB of 1-byte weights
+        {DType::f32, 16, 128, 3, 1, 64},    // two tiles: one each, whatever the weights
+        {DType::u8, 16, 200, 3, 1, 64},     // 1-byte weights, a tail of 8
+        {DType::f32, 160, 130, 3, 1, 64},   // a tail of 2
+        {DType::f32, 200, 100, 3, 1, 64},   // under two tiles: 128 x 200 x 9 x 4 B = 900 KiB
+        {DType::f32, 160, 100, 3, 1, 128},  // 720 KiB: one block
+        {DType::u8, 200, 100, 3, 1, 128},   // 225 KiB of 1-byte weights
         {DType::f32, 400, 72, 4, 2, 64},    // 2 x 2 taps per phase: 800 KiB; a tail of 8
     };
     int ran = 0, failed = 0, i = 0;

@@ -209,7 +209,7 @@ TEST(ScheduleDatabase, AMatchingEntryIsChosenAndNamed) {
                             deconv::Device::CPU))
         GTEST_SKIP() << "needs the f32 2D kernels";
     TempFile f("chosen.json");
-    deconv::detail::merge_schedule_file(f.path, {example_entry("route=channels_last channel_block=64")});
+    deconv::detail::merge_schedule_file(f.path, {example_entry("route=channels_last channel_block=32")});
     const auto plan = [] {
         return deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, deconv::DType::f32, kIn, kW,
                                     example_attrs());
@@ -219,10 +219,10 @@ TEST(ScheduleDatabase, AMatchingEntryIsChosenAndNamed) {
     deconv::load_schedules(f.path);
     const std::string after = plan().describe();
     deconv::clear_schedules();
-    EXPECT_NE(after.find("policy route=channels_last channel_block=64 from " + f.path + " entry 0"), std::string::npos)
+    EXPECT_NE(after.find("policy route=channels_last channel_block=32 from " + f.path + " entry 0"), std::string::npos)
         << after;
     EXPECT_NE(after.find("channels-last twin"), std::string::npos) << after;
-    EXPECT_NE(after.find("channel blocks of 64"), std::string::npos) << after;
+    EXPECT_NE(after.find("channel blocks of 32"), std::string::npos) << after;
     // Another layer (one more image) has no entry.
     deconv::load_schedules(f.path);
     const std::string other = deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, deconv::DType::f32,

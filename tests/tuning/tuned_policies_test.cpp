@@ -144,9 +144,9 @@ TEST(TunedPolicies, PinsChangeThePlan) {
     if (!deconv_test::dtype_built(DType::f32) || !deconv_test::rank_built(2)) GTEST_SKIP() << "needs f32 2D kernels";
     const GenCase g = class_case(kClasses[4], DType::f32, 2, 77);
     std::string how;
-    ASSERT_TRUE(check_with(g, "route=channels_last channel_block=64", &how));
+    ASSERT_TRUE(check_with(g, "route=channels_last channel_block=32", &how));
     EXPECT_NE(how.find("channels-last twin"), std::string::npos) << how;
-    EXPECT_NE(how.find("channel blocks of 64"), std::string::npos) << how;
+    EXPECT_NE(how.find("channel blocks of 32"), std::string::npos) << how;
     ASSERT_TRUE(check_with(g, "route=positions interleave=blocked", &how));
     EXPECT_NE(how.find("interleaved deconv_phase_conv_interleaved_blocked_s2_r2_f32"), std::string::npos) << how;
     ASSERT_TRUE(check_with(g, "route=positions interleave=off bordered_input=off", &how));
