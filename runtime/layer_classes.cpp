@@ -336,6 +336,16 @@ bool winograd_pays_on_few_tiles(const Plan::Impl &p, int64_t tiles, int64_t prod
 // 256 -> 256 kernel 4 stride 2 on 16x16 1.16x); f16 1.02-1.15x, i8 1.01-1.13x (docs/performance.md).
 // On Zen 5 one tile had run within 4% of two (unet_up1_bf16, whose pair kernels keep their blocks).
 constexpr int64_t kOneTileBlockLanes = 16;
+
+namespace {
+
+bool one_tile_blocks(const Plan::Impl &p) {
+    const int64_t tile = p.tiles.four_position_channels;
+    return tile > 0 && p.tiles.lanes >= kOneTileBlockLanes && p.geo.c_out >= 2 * tile;
+}
+
+}  // namespace
+
 // Blocks whose weights per phase (block x input channels x taps of the densest phase) pass
 // kBlockWeightBytes narrow to one tile too: two tiles' weights stop fitting a 1 MiB L2 beside the
 // rows they serve. 192 -> 128, kernel 3, stride 1, 28x28: 1.11 -> 0.87 ms; 384 -> 128: 2.9 -> 2.0
@@ -346,7 +356,7 @@ constexpr int64_t kBlockWeightBytes = int64_t(768) << 10;
 int64_t channels_last_channel_block(const Plan::Impl &p, int64_t block) {
     const int64_t tile = p.tiles.four_position_channels;
     if (!kMeasuredHere || tile <= 0 || block <= tile) return block;
-    if (p.tiles.lanes >= kOneTileBlockLanes && p.geo.c_out >= 2 * tile) return tile;
+    if (one_tile_blocks(p)) return tile;
     const int64_t bytes = block * phase_reduction(p) * (int64_t)dtype_size(p.dtype);
     return bytes > kBlockWeightBytes ? tile : block;
 }
@@ -439,7 +449,11 @@ bool tap_rows_class(const Plan::Impl &p, int64_t block) {
 // under a vector, which would run one position per step. Products count by their tile's
 // measured cost: 4/3 of the full tile's on two and three vectors, 5/3 on one vector, which
 // broadcasts an input value per multiply-add. 56 channels as 32 + 24, 4x4 inputs, 2 threads,
-// Zen 4: 1.22x (docs/performance.md has the sweep). Measured on x86-64 with 32 registers only.
+// Zen 4: 1.22x (docs/performance.md has the sweep). Groups of two full tiles or more take blocks
+// of one (one_tile_blocks), whose weights stream contiguously: 28 layers of 128-1024 -> 128-512
+// channels on rows of 4 and 5, batch 1-64, 2 threads, Sapphire Rapids: 1.15x over the counted
+// blocks (dcgan_l2's 192), 24 of them faster, the slower 3 under 0.25 ms. Measured on x86-64 with
+// 32 registers only.
 namespace {
 
 // Products the narrow-row tiles compute for `c` output channels over a row of `width` (4 or
@@ -459,6 +473,7 @@ int64_t narrow_row_channel_block(const Plan::Impl &p, int64_t block) {
     const auto &row_phases = p.phases[p.geo.rank - 1];
     for (const AxisPhase &a : row_phases)
         if (a.out_count < tiles::kChannelsLastShortTile) return block;
+    if (one_tile_blocks(p)) return full;
     const int64_t rows = fewest_phase_rows(p);
     const auto cost = [&](int64_t b) {
         int64_t sum = 0;

@@ -65,8 +65,9 @@ int64_t exact_channel_blocks(const Plan::Impl &p, int64_t block);
 // twin: weights per call of a `block`-channel block past L2's share (kBlockWeightBytes), over two
 // or more tap rows per phase, on rows as wide as the position tile or wider and 16 rows or more.
 bool tap_rows_class(const Plan::Impl &p, int64_t block);
-// The channel block on narrow rows (the kernels' four-position tiles): `block`, or a narrower one
-// whose calls compute a tenth fewer products (AVX-512).
+// The channel block on narrow rows (the kernels' four-position tiles): one full tile where a
+// group holds two or more, else `block` or a narrower one whose calls compute a tenth fewer
+// products (AVX-512).
 int64_t narrow_row_channel_block(const Plan::Impl &p, int64_t block);
 
 }  // namespace detail

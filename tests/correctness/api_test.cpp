@@ -980,9 +980,9 @@ TEST(InterleavedPhases, ManyChannelsInBlocks) {
 }
 
 // Channels-first layers on the channel-vectorized kernels whose rows are narrower than the
-// position tile (dcgan_l2: 4x4 phases) pack their filter in blocks of 192 output channels, one
-// kernel call per block: one block (129), tails of 8 and 16 channels, batch and groups, rows of
-// 2 and 3 outputs per phase. 70 input channels x 4 taps per phase keep the reduction long enough
+// four-position tiles pack their filter in blocks of 192 output channels, one kernel call per
+// block: one block (129), tails of 8 and 16 channels, batch and groups, rows of 2 and 3 outputs
+// per phase. 70 input channels x 4 taps per phase keep the reduction long enough
 // for the channel-vectorized schedule.
 TEST(ChannelBlocks, NarrowRowsAcrossBlocks) {
     int ran = 0;
