@@ -331,10 +331,8 @@ bool winograd_pays_on_few_tiles(const Plan::Impl &p, int64_t tiles, int64_t prod
 // Channels-last output-channel blocks (strategy.cpp, choose_channel_block) narrow to one channel
 // tile of 16-lane vectors (AVX-512: 64 channels of 32-bit accumulators) wherever a group holds two
 // such tiles or more: a tile's weights then stream from one contiguous run, where a block of two
-// tiles read 256 of every 512 bytes. 36 layers of 128-1024 -> 128-512 channels from the bench
-// suites, 2 threads, Sapphire Rapids: 1.10x in geomean, 33 of them faster (centernet_up3 1.25x,
-// 256 -> 256 kernel 4 stride 2 on 16x16 1.16x); f16 1.02-1.15x, i8 1.01-1.13x (docs/performance.md).
-// On Zen 5 one tile had run within 4% of two (unet_up1_bf16, whose pair kernels keep their blocks).
+// tiles read 256 of every 512 bytes. 36 layers of 128-1024 -> 128-512 channels, 2 threads,
+// Sapphire Rapids: 1.11x in geomean (bench/one_tile_blocks_layers.json; docs/performance.md).
 constexpr int64_t kOneTileBlockLanes = 16;
 
 namespace {
@@ -450,10 +448,9 @@ bool tap_rows_class(const Plan::Impl &p, int64_t block) {
 // measured cost: 4/3 of the full tile's on two and three vectors, 5/3 on one vector, which
 // broadcasts an input value per multiply-add. 56 channels as 32 + 24, 4x4 inputs, 2 threads,
 // Zen 4: 1.22x (docs/performance.md has the sweep). Groups of two full tiles or more take blocks
-// of one (one_tile_blocks), whose weights stream contiguously: 28 layers of 128-1024 -> 128-512
-// channels on rows of 4 and 5, batch 1-64, 2 threads, Sapphire Rapids: 1.15x over the counted
-// blocks (dcgan_l2's 192), 24 of them faster, the slower 3 under 0.25 ms. Measured on x86-64 with
-// 32 registers only.
+// of one (one_tile_blocks), whose weights stream contiguously: 1.15x over the counted blocks on 28
+// layers of rows of 4 and 5 (bench/one_tile_blocks_layers.json). Measured on x86-64 with 32
+// registers only.
 namespace {
 
 // Products the narrow-row tiles compute for `c` output channels over a row of `width` (4 or

@@ -589,9 +589,9 @@ bool choose_batch_rows(Plan::Impl &p) {
 // 18-20, two tiles 21; 128 -> 64 channels, kernel 5, 16^3: 146 -> 78; the narrow-row blocks
 // likewise). Rows narrower than the kernels' position tile, either layout: up to four of the
 // narrow-row branch's 3-vector tiles (dcgan_l2: unblocked 20.0 ms, blocks of 192 15.7), one full
-// tile where a group holds two (narrow_row_channel_block). Channels-first layers with wider rows keep one
-// packing (centernet_up3 measured 25.5 -> 31.7 ms blocked). Batch rows: every output channel in
-// one call, whose parallel loops then hold all the channel tiles.
+// tile where a group holds two (narrow_row_channel_block). Channels-first layers with wider rows
+// keep one packing (centernet_up3 measured 25.5 -> 31.7 ms blocked). Batch rows: every output
+// channel in one call, whose parallel loops then hold all the channel tiles.
 constexpr int64_t kChannelBlock = 128;
 constexpr int64_t kNarrowRowChannelBlock = 192;
 
