@@ -83,7 +83,7 @@ TEST(LayoutChannelBlocks, OutputChannelsAcrossBlocks) {
 // per phase (block x input channels x taps) pass 768 KiB narrow to one tile. Checked on x86-64
 // AVX-512 plans where nothing pins a knob, at both sides of the limit, at stride 2, and with tail
 // blocks; each against the reference, every API.
-TEST(LayoutChannelBlocks, LargeReductionsTakeOneTileBlocks) {
+TEST(LayoutChannelBlocks, TwoTilesOrLargeWeightsTakeOneTileBlocks) {
     struct Case {
         DType t;
         int64_t cin, cout, k, s;
