@@ -358,6 +358,45 @@ void call_phase_kernel_rows(const Plan::Impl &p, int64_t row_tile, int x, const 
                       out_base + head * out_dims[x].stride * (int64_t)dtype_size(p.dtype), out_c_stride, id, w_dims, od);
 }
 
+namespace {
+
+// A 1D phase of a layer that reads its input in place (Plan::Impl::in_place_edges): its outputs
+// [q_lo, q_hi), whose taps all read inside the input, on the interior kernel (with its row split),
+// those before and after on the bounded one. Output q reads input q + in_offset - j * in_step at
+// tap j. (On the bounded kernel whole, 64 -> 64 channels, kernel 4 stride 2, pad 0, 4000
+// positions ran 0.61x of the bordered copy's time; its rows' tile tails cost more than the copy.)
+void call_phase_kernel_edges(const Plan::Impl &p, int64_t row_tile, int x, const AxisPhase &a, int64_t in_size,
+                             const FilterPacking &packed, const int32_t steps[3], const uint8_t *in_base, int64_t w_off,
+                             uint8_t *out_base, int64_t out_c_stride, const halide_dimension_t *in_dims,
+                             const halide_dimension_t *w_dims, const halide_dimension_t *out_dims) {
+    const int64_t n = out_dims[x].extent;
+    const int64_t q_lo = std::clamp<int64_t>((a.tap_count - 1) * a.in_step - a.in_offset, 0, n);
+    const int64_t q_hi = std::clamp<int64_t>(in_size - a.in_offset, q_lo, n);
+    const int kernel_rank = 1, dims = kernel_rank + 3;
+    const auto part = [&](int64_t q0, int64_t count, bool inside) {
+        if (count <= 0) return;
+        halide_dimension_t id[7], od[7];
+        std::copy(in_dims, in_dims + dims, id);
+        std::copy(out_dims, out_dims + dims, od);
+        od[x].extent = (int32_t)count;
+        id[x].min -= (int32_t)q0;
+        uint8_t *ob = out_base + q0 * out_dims[x].stride * (int64_t)dtype_size(p.dtype);
+        if (inside) {
+            call_phase_kernel_rows(p, row_tile, x, p.interior_kernel, packed, steps, kernel_rank, in_base, w_off, ob,
+                                   out_c_stride, id, w_dims, od);
+        } else {
+            // A few outputs: on this thread alone, no hand-off to the pool.
+            const SerialLoops serial(true);
+            call_phase_kernel(p, p.kernel, packed, steps, kernel_rank, in_base, w_off, ob, out_c_stride, id, w_dims, od);
+        }
+    };
+    part(0, q_lo, false);
+    part(q_lo, q_hi - q_lo, true);
+    part(q_hi, n - q_hi, false);
+}
+
+}  // namespace
+
 
 // Tap windows on the outer axes: a phase's outputs near the ends of an outer axis (rows, planes)
 // read the zero border with some of their taps (with one tap, an output past the input reads
@@ -729,6 +768,11 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
                                                    out_c_stride, id, wd, od);
                         }
                     };
+                    if (!windowed && p.in_place_edges && kernel == p.kernel && rank == 1 && slab == nullptr) {
+                        call_phase_kernel_edges(p, row_tile, dd(0), axes[0], geo.in_spatial[0], packed, steps, in_base,
+                                                w_off + w_shift, out_base, out_c_stride, in_dims, w_dims, out_dims);
+                        return;
+                    }
                     if (!windowed) {
                         call(w_off + w_shift, out_base, in_dims, w_dims, out_dims);
                         return;

@@ -107,6 +107,26 @@ bool short_1d_positions(const Plan::Impl &p) {
     return every_phase_tapped(p.phases[0]);
 }
 
+// 1D channels-last layers of one group at stride 1 or 2 on the channel tiles read the caller's
+// input in place instead of a zero-bordered copy of it, which moves every input byte once more
+// per run: the outputs whose taps all read inside run on the interior kernel, the few at either
+// end of a row on the bounded one (Plan::Impl::in_place_edges). 32 -> 32 channels, kernel 3
+// stride 1, 25600 positions: 0.66 -> 0.39 ms (2 threads, Zen 5). The sweep
+// (bench/in_place_1d_layers.json, docs/performance.md): 91 layers of 16-512 channels, 400-25600
+// positions, kernels 2-7 at stride 1-2, 1.13x in geomean on AVX-512 (0.87-1.72x) and 1.09x under
+// AVX2 (0.93-1.48x); under SSE4.1 (4 lanes) 1.03x with a sixth of them slower, and at stride 8
+// (kernel 16) 1.04x with 0.78x at worst: not those.
+constexpr int64_t kInPlace1DMaxStride = 2;
+constexpr int64_t kInPlace1DMinLanes = 8;
+
+bool in_place_1d_channels_last(const Plan::Impl &p) {
+    if (!kMeasuredHere) return false;
+    const OpGeometry &g = p.geo;
+    return g.rank == 1 && !g.forward && g.data_format == DataFormat::NXC && g.groups == 1 &&
+           p.tiles.lanes >= kInPlace1DMinLanes && p.channel_major && !p.groups && !p.dots && !p.ci_pairs &&
+           !p.group_block && p.info.strides[0] <= kInPlace1DMaxStride;
+}
+
 // 2D channels-first layers of half a vector of output channels per group (8 on AVX-512, 4 on
 // AVX2; on AVX2 also a whole vector, 8), kNarrowRowsMinCin or more input channels and phase
 // reductions (phase_reduction) up to kNarrowRowsMaxReduction, whose phase rows along the

@@ -27,6 +27,9 @@ bool has_multi_tap_phase(const Plan::Impl &p);
 bool short_strided_2d(const Plan::Impl &p);
 // 1D stride-2 layers of few channels for the interleaved position kernels.
 bool short_1d_positions(const Plan::Impl &p);
+// 1D channels-last layers of one group at stride 1-2 that read their input in place, without a
+// bordered copy (vectors of 8 lanes or more).
+bool in_place_1d_channels_last(const Plan::Impl &p);
 // 2D channels-first layers of half a vector of output channels (AVX2: or a whole one) on rows
 // of a vector or less, for the channel tiles.
 bool narrow_rows_channel_tiles(const Plan::Impl &p);

@@ -64,6 +64,10 @@ struct Plan::Impl {
     // empty when the layer reads the caller's input directly.
     std::vector<int64_t> border_lo, border_hi;
     bool border_copy = false;  // some margin is non-zero: each run copies the input into one
+    // 1D channels-last layers that read the caller's input in place (in_place_1d_channels_last in
+    // layer_classes.h): a phase that reaches past the input runs its outputs whose taps all read
+    // inside on `interior_kernel`, the few at either end on `kernel` (call_phase_kernel_edges).
+    bool in_place_edges = false;
     // Stride-1 channels-first layers on the position kernels whose rows are narrow (flat_rows in
     // layer_classes.h): each plane of the bordered copy is read as one row of its rows end to end,
     // and its output computed the same way into a buffer of the copy's row pitch, then copied out.

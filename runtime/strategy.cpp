@@ -311,11 +311,17 @@ bool group_major_copy(const Plan::Impl &p) {
 }
 
 // Whether a CPU backprop layer reads a zero-bordered input copy, and whether it runs the
-// interleaved kernel (both need the phases).
-void choose_bordered_input(Plan::Impl &p) {
+// interleaved kernel (both need the phases). `in_place`: the plan's runs read their input as the
+// caller (or the f32 plan of a 16-bit layer) hands it; a layout twin's runs read a transposed
+// copy, which takes the margins at no further cost.
+void choose_bordered_input(Plan::Impl &p, bool in_place) {
     const OpGeometry &geo = p.geo;
     const int rank = geo.rank;
     const DType dtype = p.dtype;
+    if (in_place && p.policy.bordered_input == Toggle::Auto && p.interior_kernel && in_place_1d_channels_last(p)) {
+        p.in_place_edges = true;
+        return;
+    }
     if (!geo.forward && p.policy.bordered_input != Toggle::Off) {
         // The interleaved kernel is a positions schedule.
         const bool blocked = prefers_blocked_interleave(p);
@@ -327,8 +333,9 @@ void choose_bordered_input(Plan::Impl &p) {
         const bool interleave = ik != nullptr;
         if (ik && !p.groups) p.tiles.interleaved_groups = kernel_tiles(p.regs, p.dtype, nullptr, ik).interleaved_groups;
         std::vector<int64_t> lo, hi;
-        // Channel-vectorized kernels always: their bounded twin reads each input value through
-        // a scalar load behind a bounds select, and the copy is small beside their reduction.
+        // Channel-vectorized kernels always (but in_place_1d_channels_last): their bounded twin
+        // reads each input value through a scalar load behind a bounds select, and the copy is
+        // small beside their reduction.
         // Positions kernels with few output channels: with 16 or more, the position kernel's
         // wider register tile (2 vectors x 8 channels) beats the interleaved one and the copy
         // does not pay (measured: unet_up4, unet3d_up 1.4-1.6x slower bordered and interleaved),
@@ -690,7 +697,7 @@ std::shared_ptr<const Plan::Impl> layout_twin(const Plan::Impl &p, DataFormat fo
     t->winograd = p.winograd;  // a channels-first layer's Winograd path runs on its channels-last twin
     t->tiles = kernel_tiles(t->regs, t->dtype, nullptr, nullptr);
     set_cpu_kernels(*t, choose_channel_major(*t));
-    if (!choose_batch_rows(*t)) choose_bordered_input(*t);
+    if (!choose_batch_rows(*t)) choose_bordered_input(*t, false);
     t->channel_block = choose_channel_block(*t);
     choose_tap_rows(*t);
     t->zero_first = choose_zero_first(*t);
@@ -794,7 +801,7 @@ void choose_cpu_strategy(Plan::Impl &p, bool via_f32) {
         return;
     }
     // Only a plan that runs its own CPU kernels reads a bordered input (the twins choose theirs).
-    if (!choose_batch_rows(p)) choose_bordered_input(p);
+    if (!choose_batch_rows(p)) choose_bordered_input(p, true);
     p.channel_block = choose_channel_block(p);
     choose_tap_rows(p);
     p.zero_first = choose_zero_first(p);
@@ -824,6 +831,7 @@ std::string describe_execution(const Plan::Impl &p) {
     } else {
         add(std::string("kernel ") + k.interior_kernel->name);
         if (!k.border_lo.empty()) add(k.border_copy ? "zero-bordered input" : "interior input");
+        else if (k.in_place_edges) add(std::string("input in place, row ends on ") + k.kernel->name);
         else add(std::string("bounded ") + k.kernel->name);
     }
     if (k.interleaved_kernel) add(std::string("interleaved ") + k.interleaved_kernel->name);
