@@ -77,7 +77,9 @@ TEST(LayoutWide, DepthwiseRowsSplitAtTileMultiplesWhenLong) {
         const std::string how = ncx_f32_plan(p);
         if (unpinned(how) && how.find("(sse41") == std::string::npos) {
             EXPECT_NE(how.find("interleaved_s8"), std::string::npos) << how;
-            EXPECT_EQ(how.find("exact groups") != std::string::npos, x == 64) << how;
+            // (The split is a rule of 32 registers: AVX2 rows stay whole.)
+            if (how.find("(avx512") != std::string::npos)
+                EXPECT_EQ(how.find("exact groups") != std::string::npos, x == 64) << how;
         }
 #endif
         check_ncx_f32_apis(p, 2, 7800 + 3 * i, "row of " + std::to_string(x + 1) + " groups: ", ran, failed);
