@@ -3,6 +3,7 @@
 #include "bordered_input.h"
 #include "cpu_executor.h"
 #include "kernel_call.h"
+#include "phase_kernel_calls.h"
 #include "tensor_copy.h"
 
 namespace deconv {

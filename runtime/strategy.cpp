@@ -649,7 +649,7 @@ bool choose_zero_first(const Plan::Impl &p) {
 // The L1 set period: addresses this far apart share a set (4 KiB: 64 sets of 64-byte lines).
 constexpr int64_t kFlatRowsAliasBytes = 4096;
 
-// The scratch output of flat rows (cpu_executor.cpp, call_flat_rows): the output with its rows
+// The scratch output of flat rows (phase_kernel_calls.cpp, call_flat_rows): the output with its rows
 // at the bordered copy's pitch; held to the copy's own limit.
 int64_t flat_rows_scratch_bytes(const Plan::Impl &p) {
     const int in = p.geo.rank - 1;

@@ -242,7 +242,7 @@ TEST(LayoutWide, DepthwiseBelowStrideInterleaved) {
 
 // Tail outputs of interleaved rows (rows of Y outputs, Y mod s > 0: kernel 3 stride 2 pad 1,
 // kernel 5 pad 2, padded kernel = stride at strides 3 and 4): 2D rows run them as transposed
-// columns (runtime/cpu_executor.cpp, call_phase_kernel_transposed), 1D and 3D along the row with
+// columns (runtime/phase_kernel_calls.cpp, call_phase_kernel_transposed), 1D and 3D along the row with
 // the outputs before them. Depthwise, grouped and few-channel layers, rows of 5-21 inputs (tails
 // against rows shorter and longer than a vector), batch 1-2, the outer axis at another stride and
 // pad. Depthwise plans of kernel 3 stride 2 checked to name the interleaved kernel on x86-64 (the

@@ -18,7 +18,7 @@ using namespace layout_cases;
 // branch of their schedule: channel widths below 4 (scalar), 4-15 (4 lanes), 16-63 (one or two
 // vectors) and 64 and more (the 4-vector tile) with tails, rows of 1 to 13 positions (the 5-position tile,
 // 4 positions, single positions; with 64 channels or more, rows of 9 and 13 run whole tiles of 5
-// and then 4 or 8 positions in a second call: runtime/cpu_executor.cpp, exact_row_head), one to 17
+// and then 4 or 8 positions in a second call: runtime/phase_kernel_calls.cpp, exact_row_head), one to 17
 // pairs, ranks 1-3, grouped and not, every API.
 // (Elsewhere they run the f32-FMA kernels, which this then covers again.)
 TEST(LayoutBf16Dot, EvenInputChannelsEveryTileAndTail) {
@@ -201,7 +201,7 @@ TEST(LayoutChannelBlocks, NarrowRowBlocksOfTheFewestProducts) {
 // choose_batch_rows): ranks 1 and 2, pads past the input, a phase of no tap, groups, channel
 // counts off the tiles (even: bf16's channel pairs, whose packing is blocked), every API. Rows of
 // 20 images with 64 channels (17 with 130 in bf16) run whole position tiles, then a multiple of
-// four positions in a second call (runtime/cpu_executor.cpp, exact_row_head).
+// four positions in a second call (runtime/phase_kernel_calls.cpp, exact_row_head).
 TEST(LayoutBatchRows, NarrowPhasesOfWideBatches) {
     int ran = 0, failed = 0, i = 0;
     for (DType t : deconv_test::all_dtypes()) {
@@ -432,7 +432,7 @@ TEST(LayoutTiles, TapLessPhasesZeroedEitherWay) {
 // the row take tiles of four (16, 20, 32; 28 keeps six), as do rows they cover with a tenth fewer
 // positions than the wider tiles (7; 6 on 16 registers); rows that five-position tiles cover with
 // fewer positions take those on 32 registers (13, 9); rows split in two calls at the fewest
-// positions computed (runtime/cpu_executor.cpp, exact_row_head: 9, 11, 13, 21, 31 on 32
+// positions computed (runtime/phase_kernel_calls.cpp, exact_row_head: 9, 11, 13, 21, 31 on 32
 // registers); with 4 channel vectors and with their tails (70), and with 2 channel vectors (32,
 // 40) beside them; heights 2, 3 and 5. Stride 1, kernel 3, pad 1 (each output row as wide as the
 // input), ranks 1-3.
