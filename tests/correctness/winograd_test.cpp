@@ -122,6 +122,13 @@ std::vector<WinogradCase> cases() {
                      DataFormat::NXC, "winograd_slice_kib=1"});
         v.push_back({"k4s2_image_slices", false, {5, 16, 6, 5}, {16, 24, 4, 4}, attrs({2, 2}, {1, 1}, {1, 1}), m, 2,
                      DataFormat::NCX, "winograd_slice_kib=64"});
+        // A phase's sub-phases run as one batch (one products call over all their tiles): in
+        // slices of rows of tiles (each sub-phase's rows, the batch holding two along the outer
+        // axis), and with several images per slice.
+        v.push_back({"k3s1d2_row_slices", false, {1, 16, 13, 11}, {16, 20, 3, 3}, attrs({1, 1}, {2, 2}, {2, 2}, {2, 2}),
+                     m, 3, DataFormat::NXC, "winograd_slice_kib=1"});
+        v.push_back({"k4s2d3_image_slices", true, {3, 2 * 8, 7, 6}, {2, 8, 12, 4, 4}, attrs({2, 2}, {3, 1}, {2, 2}, {3, 3}),
+                     m, 2, DataFormat::NCX, "winograd_slice_kib=64"});
     }
     return v;
 }
