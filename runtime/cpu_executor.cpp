@@ -169,20 +169,6 @@ void run_slices(int64_t tasks, int64_t units, const Fn &fn) {
     if (c.error) std::rethrow_exception(c.error);
 }
 
-// zero_fill over a kernel call's output view: its `n` dims, then `copies` of them `step`
-// elements apart (an interleaved call's phases).
-void zero_fill_view(uint8_t *base, size_t elem, const halide_dimension_t *dims, int n, int64_t copies = 1,
-                    int64_t step = 0) {
-    std::vector<int64_t> ext, st;
-    for (int h = 0; h < n; h++) {
-        ext.push_back(dims[h].extent);
-        st.push_back(dims[h].stride);
-    }
-    ext.push_back(copies);
-    st.push_back(step);
-    zero_fill(base, elem, ext, st);
-}
-
 }  // namespace
 
 // Tap windows on the outer axes: a phase's outputs near the ends of an outer axis (rows, planes)

@@ -133,6 +133,17 @@ void zero_fill(uint8_t *base, size_t elem, const std::vector<int64_t> &extent_in
     halide_do_par_for(nullptr, zero_fill_task, 0, tasks, reinterpret_cast<uint8_t *>(&z));
 }
 
+void zero_fill_view(uint8_t *base, size_t elem, const halide_dimension_t *dims, int n, int64_t copies, int64_t step) {
+    std::vector<int64_t> ext, st;
+    for (int h = 0; h < n; h++) {
+        ext.push_back(dims[h].extent);
+        st.push_back(dims[h].stride);
+    }
+    ext.push_back(copies);
+    st.push_back(step);
+    zero_fill(base, elem, ext, st);
+}
+
 // Halide's buffer fields are 32-bit: every extent, stride and coordinate of a call must fit.
 void check_fits_int32(const std::vector<int64_t> &values, const char *what) {
     for (int64_t v : values) {

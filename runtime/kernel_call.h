@@ -29,6 +29,10 @@ halide_type_t halide_type(DType t);
 // run on the thread pool: element by element on one thread, the phases without taps of a layer
 // of kernel 3 at stride 4 took a quarter of its run (2D, 256 -> 128 channels, 32x32).
 void zero_fill(uint8_t *base, size_t elem, const std::vector<int64_t> &extent, const std::vector<int64_t> &stride);
+// zero_fill over a kernel call's output view: its `n` dims, then `copies` of them `step`
+// elements apart (an interleaved call's phases).
+void zero_fill_view(uint8_t *base, size_t elem, const halide_dimension_t *dims, int n, int64_t copies = 1,
+                    int64_t step = 0);
 // Halide's buffer fields are 32-bit: every extent, stride and coordinate of a call must fit.
 void check_fits_int32(const std::vector<int64_t> &values, const char *what);
 // Halide dimension of a data tensor's logical axis (0..D-1: spatial, Halide order; D: channel;

@@ -115,6 +115,14 @@ SubPhase sub_phase(const AxisPhase &a, int64_t rho, int64_t stride, int64_t in_s
     return s;
 }
 
+// Tiles of tile size m along one axis of a phase, summed over its sub-phases (0 without taps).
+int64_t sub_phase_tiles(const AxisPhase &a, int m) {
+    int64_t sum = 0;
+    for (int64_t rho = 0; rho < std::max<int64_t>(1, a.in_step) && a.tap_count > 0; rho++)
+        sum += ceil_div(sub_phase(a, rho, 1, 1).phase.out_count, m);
+    return sum;
+}
+
 // Tiles per spec axis of a batch (run_batch: every sub-phase of one phase), the most of any
 // phase with taps: its sub-phases' tiles summed over the axis's residues. The sub-phases of a
 // phase are every combination of the axes' residues, so a batch holds at most the product of
@@ -123,12 +131,7 @@ std::vector<int64_t> batch_tiles(const Plan::Impl &p, int m) {
     std::vector<int64_t> t;
     for (const auto &axis : p.phases) {
         int64_t most = 0;
-        for (const AxisPhase &a : axis) {
-            int64_t sum = 0;
-            for (int64_t rho = 0; rho < std::max<int64_t>(1, a.in_step) && a.tap_count > 0; rho++)
-                sum += ceil_div(sub_phase(a, rho, 1, 1).phase.out_count, m);
-            most = std::max(most, sum);
-        }
+        for (const AxisPhase &a : axis) most = std::max(most, sub_phase_tiles(a, m));
         t.push_back(most);
     }
     return t;
@@ -225,10 +228,7 @@ int64_t winograd_macs(const Plan::Impl &p, int m) {
         int64_t t = 1;
         for (size_t i = 0; i < ph.size(); i++) {
             const AxisPhase &a = p.phases[i][ph[i]];
-            int64_t axis = 0;  // tiles of its sub-phases (SubPhase), times alpha
-            for (int64_t rho = 0; rho < std::max<int64_t>(1, a.in_step) && a.tap_count > 0; rho++)
-                axis += ceil_div(sub_phase(a, rho, 1, 1).phase.out_count, m) * alpha;
-            t *= axis;
+            t *= sub_phase_tiles(a, m) * alpha;
         }
         tiles += t;
     });
@@ -377,15 +377,6 @@ SubPhaseCall sub_phase_call(const WinogradRun &run, std::vector<SubPhase> a, int
     return c;
 }
 
-void zero_sub_phase(const SubPhaseCall &c, int rank) {
-    std::vector<int64_t> ext, st;
-    for (int d = 0; d < rank + 3; d++) {
-        ext.push_back(c.out_dims[d].extent);
-        st.push_back(c.out_dims[d].stride);
-    }
-    zero_fill(c.out_base, sizeof(float), ext, st);
-}
-
 // Input [ci, g, x.., n] (the sub-phase's inputs, origin moved by in_offset) -> its tiles
 // [ci, xi.., g, T.., n] in the slice's buffer.
 void transform_input(const WinogradRun &run, const SubPhaseCall &c, int64_t n0, int64_t nn) {
@@ -465,7 +456,7 @@ void run_batch(const WinogradRun &run, const std::vector<SubPhaseCall> &batch, i
     int64_t positions = 0;
     for (const SubPhaseCall &c : batch) {
         if (c.empty) {
-            zero_sub_phase(c, run.p.geo.rank);
+            zero_fill_view(c.out_base, sizeof(float), c.out_dims, run.p.geo.rank + 3);
         } else {
             transform_input(run, c, n0, nn);
             positions += c.tile_count;
@@ -519,7 +510,7 @@ void run_winograd(const Plan::Impl &p, const ConstTensorView &input, const std::
     const int64_t slice_bytes = (p.policy.winograd_slice_kib > 0 ? p.policy.winograd_slice_kib : kSliceKib) << 10;
     int64_t slice = 1, rows = most[0];
     if (image_bytes <= slice_bytes) {
-        slice = std::max<int64_t>(1, std::min<int64_t>(geo.n, slice_bytes / std::max<int64_t>(1, image_bytes)));
+        slice = std::min<int64_t>(geo.n, slice_bytes / std::max<int64_t>(1, image_bytes));
     } else {
         rows = std::max<int64_t>(1, slice_bytes / (row_bytes * residues[0]));
     }
