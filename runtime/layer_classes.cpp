@@ -379,6 +379,21 @@ int64_t channels_last_channel_block(const Plan::Impl &p, int64_t block) {
     return bytes > kBlockWeightBytes ? tile : block;
 }
 
+// Batch rows (strategy.cpp, choose_batch_rows) run every output channel in one call, unless the
+// call's weights (output channels x the phase reduction) pass kBatchRowsWeightBytes: then blocks
+// of one channel tile, each block's weights serving all the images from L2 before the next
+// streams in. 512 -> 256, batch 64, 4x4, kernel 4 stride 2 (dcgan_l2): 39.6 -> 30.4 ms on
+// Emerald Rapids (2 MiB of weights; 1.3-3.1x over the 2-4 MiB layers of the sweep, at 1 MiB
+// 0.79-1.64x, so that stays whole). The sweep is in docs/performance.md. Measured on x86-64.
+constexpr int64_t kBatchRowsWeightBytes = int64_t(1) << 20;
+
+int64_t batch_rows_channel_block(const Plan::Impl &p) {
+    const int64_t tile = p.tiles.four_position_channels;
+    if (!kMeasuredHere || tile <= 0 || p.geo.c_out <= tile) return 0;
+    const int64_t bytes = p.geo.c_out * phase_reduction(p) * (int64_t)dtype_size(p.dtype);
+    return bytes > kBatchRowsWeightBytes ? tile : 0;
+}
+
 // Output channels per group that the tiles a call takes (generators/schedules/channels_last_
 // tiles.h) cover only by shifting a tile back over channels already computed (40 f32 channels
 // computed as 64, 72 to 112 as 128) run in blocks the tiles cover exactly, where that computes a

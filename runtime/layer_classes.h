@@ -61,6 +61,9 @@ bool winograd_pays_on_few_tiles(const Plan::Impl &p, int64_t tiles, int64_t prod
 // A channels-last block of `block` output channels, narrowed to one channel tile where a group
 // holds two tiles or more (16-lane tiles), or where its weights would not stay in L2.
 int64_t channels_last_channel_block(const Plan::Impl &p, int64_t block);
+// Output channels per call of batch rows: one channel tile where all of them would take more
+// weights than stay in L2, else 0 (every channel in one call).
+int64_t batch_rows_channel_block(const Plan::Impl &p);
 // The channel block (0: one packing) whose blocks the channel tiles cover exactly, where one
 // block of the output channels would compute a tenth more of them (AVX-512).
 int64_t exact_channel_blocks(const Plan::Impl &p, int64_t block);

@@ -598,7 +598,8 @@ bool choose_batch_rows(Plan::Impl &p) {
 // narrow-row branch's 3-vector tiles (dcgan_l2: unblocked 20.0 ms, blocks of 192 15.7), one full
 // tile where a group holds two (narrow_row_channel_block). Channels-first layers with wider rows
 // keep one packing (centernet_up3 measured 25.5 -> 31.7 ms blocked). Batch rows: every output
-// channel in one call, whose parallel loops then hold all the channel tiles.
+// channel in one call, whose parallel loops then hold all the channel tiles, up to a limit of
+// weights (batch_rows_channel_block).
 constexpr int64_t kChannelBlock = 128;
 constexpr int64_t kNarrowRowChannelBlock = 192;
 
@@ -608,7 +609,7 @@ int64_t choose_channel_block(const Plan::Impl &p) {
     if (p.ci_pairs) return pinned > 0 ? pinned : kChannelBlock;  // the pair kernels read blocked packings only
     if (!p.channel_major || p.geo.forward || pinned == 0) return 0;
     if (pinned > 0) return pinned;
-    if (p.batch_rows_kernel) return 0;
+    if (p.batch_rows_kernel) return batch_rows_channel_block(p);
     bool narrow = p.geo.rank >= 2;
     for (const AxisPhase &a : p.phases[p.geo.rank - 1]) narrow = narrow && a.out_count < p.tiles.row_positions;
     const bool one_tile = !p.regs.many && p.tiles.four_position_channels > 0;

@@ -1059,6 +1059,42 @@ TEST(BatchRows, NarrowPhasesOfWideBatches) {
     EXPECT_GT(ran, 0);
 }
 
+// Batch rows whose call would take more than 1 MiB of weights (every output channel x the phase
+// reduction) run in blocks of one channel tile (runtime/layer_classes.cpp,
+// batch_rows_channel_block): 130 output channels (a last block of 2) from 1040 input channels,
+// kernel 4 stride 2 on rows of 4 inputs, 16 images, ranks 1 and 2, f32, every API. The blocks are
+// checked in the plan on x86-64, where nothing pins a knob.
+TEST(BatchRows, ChannelBlocksPastTheWeightLimit) {
+    if (!deconv_test::dtype_built(DType::f32)) GTEST_SKIP() << "f32 is not in this build";
+    int ran = 0;
+    for (int rank : {1, 2}) {
+        if (!deconv_test::rank_built(rank) || !deconv_test::rank_built(rank + 1)) continue;
+        std::mt19937 rng(static_cast<uint32_t>(97 + rank));
+        const GenCase c = grouped_random_case(DType::f32, rng, rank % 3, 16, 1, 1040, 130, [&](deconv_ref::Problem &p) {
+            for (int a = 0; a < rank; a++) {
+                const bool inner = a == rank - 1;
+                p.input_shape.push_back(inner ? 4 : 3);
+                p.filter_shape.push_back(inner ? 4 : 2);
+                p.strides.push_back(2);
+                p.pads_begin.push_back(1);
+                p.pads_end.push_back(inner ? 1 : 0);
+            }
+        });
+        deconv::Attributes a = deconv_test::to_lib_attrs(c.p);
+        const std::string how = deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, DType::f32,
+                                                     c.p.input_shape, c.p.filter_shape, a)
+                                    .describe();
+        EXPECT_NE(how.find("batch rows"), std::string::npos) << how;
+#if defined(__x86_64__)
+        if (how.find("policy all auto") != std::string::npos)
+            EXPECT_NE(how.find("channel blocks of"), std::string::npos) << how;
+#endif
+        EXPECT_TRUE(deconv_test::run_and_check(c)) << deconv_ref::describe(c.p);
+        ran++;
+    }
+    EXPECT_GT(ran, 0);
+}
+
 // Channels-first layers of several (image, group) pairs whose output is at most 4x their input
 // and whose packed filter fits half of L2 (centernet_dla_dw, grouped32_up, dcgan_l5) run on two
 // threads in slices of (image, group) pairs, each copying its own groups into the bordered

@@ -147,8 +147,9 @@ TEST(LayoutWide, DepthwiseChannelsFirstOnTheTwin) {
 // on AVX-512; on AVX2 and SSE4.1 the same rows span other branches), kernels 3 and 5, dilations
 // 1 and 2, the bounded kernel at the edges; at stride 2 with the interleaved kernels pinned off
 // (strided output rows: the branches without vector stores). Ranks 1-3, batch 1-2, 3 or 17
-// groups, each against the reference through every API; the stride-1 plans checked to run the
-// position kernels on x86-64 (unless the environment pins a route).
+// groups, each against the reference through every API; the stride-1 plans of ranks 1-2 checked
+// to run the position kernels on x86-64 (unless the environment pins a route), rank 3 pinned to
+// them.
 TEST(LayoutWide, DepthwisePositionTiles) {
     int ran = 0, failed = 0, i = 0;
     for (const int rank : {1, 2, 3})
@@ -159,9 +160,11 @@ TEST(LayoutWide, DepthwisePositionTiles) {
                 deconv_ref::Problem p = grouped_problem(1 + i % 2, i % 2 ? 3 : 17, 1, 1, true, rank,
                                                         {x, k, s, (k - 1) / 2}, {4, k, s, 1});
                 p.dilations.assign(rank, d);
-                const char *pin = s == 1 ? "" : "interleave=off";
+                // (3D depthwise layers at stride 1 take the channels-last twin's group kernels by
+                // the rules: pinned to the position kernels here.)
+                const char *pin = s != 1 ? "interleave=off" : rank == 3 ? "route=positions" : "";
 #if defined(__x86_64__)
-                if (s == 1) {
+                if (s == 1 && rank < 3) {
                     const std::string how = ncx_f32_plan(p);
                     if (unpinned(how))
                         EXPECT_NE(how.find("kernel deconv_phase_conv_interior_r" + std::to_string(rank)),
@@ -700,7 +703,7 @@ TEST(LayoutWide, FlatRowsOfStrideOnePlanes) {
     // which takes flat rows too.
     int ran = 0, failed = 0, i = 0;
     for (const deconv_ref::Problem &p : {layer(2, 2, 1, 32, 4, 14, 3, 1, 1), layer(2, 1, 4, 16, 6, 10, 4, 1, 2),
-                                         layer(3, 1, 4, 8, 4, 8, 3, 1, 1)}) {
+                                         layer(3, 1, 4, 8, 5, 8, 3, 1, 1)}) {
         const int rank = (int)p.input_shape.size() - 2;
         if (!deconv_test::rank_built(rank)) continue;
 #if defined(__x86_64__)
