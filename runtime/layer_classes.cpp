@@ -371,27 +371,35 @@ bool one_tile_blocks(const Plan::Impl &p) {
 // docs/performance.md). Measured on x86-64 only.
 constexpr int64_t kBlockWeightBytes = int64_t(768) << 10;
 
+namespace {
+
+// Bytes of the weights one call of `channels` output channels reads over the densest phase.
+int64_t block_weight_bytes(const Plan::Impl &p, int64_t channels) {
+    return channels * phase_reduction(p) * (int64_t)dtype_size(p.dtype);
+}
+
+}  // namespace
+
 int64_t channels_last_channel_block(const Plan::Impl &p, int64_t block) {
     const int64_t tile = p.tiles.four_position_channels;
     if (!kMeasuredHere || tile <= 0 || block <= tile) return block;
     if (one_tile_blocks(p)) return tile;
-    const int64_t bytes = block * phase_reduction(p) * (int64_t)dtype_size(p.dtype);
-    return bytes > kBlockWeightBytes ? tile : block;
+    return block_weight_bytes(p, block) > kBlockWeightBytes ? tile : block;
 }
 
 // Batch rows (strategy.cpp, choose_batch_rows) run every output channel in one call, unless the
 // call's weights (output channels x the phase reduction) pass kBatchRowsWeightBytes: then blocks
 // of one channel tile, each block's weights serving all the images from L2 before the next
 // streams in. 512 -> 256, batch 64, 4x4, kernel 4 stride 2 (dcgan_l2): 39.6 -> 30.4 ms on
-// Emerald Rapids (2 MiB of weights; 1.3-3.1x over the 2-4 MiB layers of the sweep, at 1 MiB
-// 0.79-1.64x, so that stays whole). The sweep is in docs/performance.md. Measured on x86-64.
+// Emerald Rapids (2 MiB of weights; 1.03-3.1x over the sweep's layers of 2-16 MiB, at 1-1.5 MiB
+// 0.77-1.64x, so those stay whole). The sweep is bench/batch_rows_layers.json, its numbers in
+// docs/performance.md. Measured on x86-64.
 constexpr int64_t kBatchRowsWeightBytes = int64_t(1) << 20;
 
 int64_t batch_rows_channel_block(const Plan::Impl &p) {
     const int64_t tile = p.tiles.four_position_channels;
     if (!kMeasuredHere || tile <= 0 || p.geo.c_out <= tile) return 0;
-    const int64_t bytes = p.geo.c_out * phase_reduction(p) * (int64_t)dtype_size(p.dtype);
-    return bytes > kBatchRowsWeightBytes ? tile : 0;
+    return block_weight_bytes(p, p.geo.c_out) > kBatchRowsWeightBytes ? tile : 0;
 }
 
 // Output channels per group that the tiles a call takes (generators/schedules/channels_last_
