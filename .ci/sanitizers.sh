@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# CI's sanitizer jobs, after the main x86-64 build (./build, whose kernels they copy instead of
-# generating them again: .ci/kernel_cache/). Small kernel matrix (f32, f64 unless told; no CUDA, no
+# CI's sanitizer jobs, after the main x86-64 build (./build, whose generator executables they
+# run, so that every kernel comes from the kernel cache: cmake/DeconvKernelCache.cmake). Small
+# kernel matrix (f32, f64 unless told; no CUDA, no
 # bf16 dot-product kernels): the kernels are Halide's generated code and are not instrumented.
 #   1. ASan + UBSan (clang-14), also building the libFuzzer targets: the CTest suite but for its
 #      repeats under the lower x86 kernel variants (avx2., sse41.: they change which uninstrumented
@@ -12,19 +13,22 @@
 #      inputs: tests/fuzz/CMakeLists.txt).
 #   2. TSan (clang-14): the threading tests (the pools, plans and packed filters shared across
 #      threads, set_cpu_threads racing with runs, the CUDA probe, tests/concurrency's stress test).
-# Environment: JOBS (default 2), FUZZ_SECONDS, DECONV_KERNEL_CACHE (default ./build),
+# Environment: JOBS (default 2), FUZZ_SECONDS, DECONV_HOST_BUILD (default ./build),
 # SANITIZER_DTYPES and SANITIZER_RANKS (default f32;f64 and 1;2;3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
 JOBS="${JOBS:-2}"
 FUZZ_SECONDS="${FUZZ_SECONDS:-30}"
-# The kernel matrix: a part of the x86-64 build's, so that every kernel comes from its cache.
+# The kernel matrix: a part of the x86-64 build's (its native variant), so that every kernel
+# comes from the kernel cache.
 SANITIZER_DTYPES="${SANITIZER_DTYPES:-f32;f64}"
 SANITIZER_RANKS="${SANITIZER_RANKS:-1;2;3}"
-export DECONV_KERNEL_CACHE="${DECONV_KERNEL_CACHE:-$root/build}"
-[ -x "$DECONV_KERNEL_CACHE/generators/deconv_generators" ] ||
-  { echo "sanitizers: $DECONV_KERNEL_CACHE has no built generator (run scripts/test.sh first)" >&2; exit 1; }
+host="${DECONV_HOST_BUILD:-$root/build}"
+case "$host" in /*) ;; *) host="$root/$host" ;; esac
+[ -f "$host/cmake/deconv-halide_generators-config.cmake" ] ||
+  { echo "sanitizers: $host has no built generator (run scripts/test.sh first)" >&2; exit 1; }
+cmake --build "$host" --target deconv-halide_generators > /dev/null
 
 now() { date +%s; }
 t0=$(now)
@@ -35,7 +39,7 @@ configure() {  # build folder, then extra cmake arguments
   shift
   CC=clang-14 CXX=clang++-14 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DDECONV_DTYPES="$SANITIZER_DTYPES" -DDECONV_RANKS="$SANITIZER_RANKS" -DDECONV_CUDA=OFF -DDECONV_BF16_DOT=OFF \
-    -Ddeconv-halide_generators_DIR="$root/.ci/kernel_cache" "$@" > /dev/null
+    -DDECONV_CPU_VARIANTS=native -Ddeconv-halide_generators_DIR="$host/cmake" "$@" > /dev/null
 }
 
 # ---------------------------------------------------------------- ASan + UBSan, fuzz targets

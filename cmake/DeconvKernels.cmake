@@ -36,15 +36,17 @@ if(DECONV_X86_TARGETS MATCHES "avx512_sapphirerapids")
                       "'cmake -U DECONV_X86_TARGETS <build>' to take the default list.")
 endif()
 
-# The list for the architecture being built (a cross build's toolchain file sets it).
+# The list for the architecture being built (a cross build's toolchain file sets it), trimmed by
+# DECONV_CPU_VARIANTS (cmake/DeconvCpuVariants.cmake) to DECONV_CPU_TARGETS.
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64|ARM64)$")
-  set(DECONV_CPU_TARGETS ${DECONV_ARM64_TARGETS})
+  set(DECONV_CPU_TARGETS_ALL ${DECONV_ARM64_TARGETS})
 elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
-  set(DECONV_CPU_TARGETS ${DECONV_X86_TARGETS})
+  set(DECONV_CPU_TARGETS_ALL ${DECONV_X86_TARGETS})
 else()
   message(FATAL_ERROR "deconv: no kernel targets for CMAKE_SYSTEM_PROCESSOR '${CMAKE_SYSTEM_PROCESSOR}' "
                       "(known: x86_64, aarch64)")
 endif()
+include(DeconvCpuVariants)
 
 # large_buffers: 64-bit addressing, so one call can span more than 2 GiB (the spec's 3D example).
 set(DECONV_KERNEL_FEATURES "large_buffers" CACHE STRING "Halide features added to every kernel target")
@@ -91,7 +93,8 @@ if(NOT DECONV_CUDA)
 endif()
 # For the tests (another directory scope): the dtypes the CUDA matrix holds.
 set_property(GLOBAL PROPERTY DECONV_CUDA_DTYPES_BUILT "${DECONV_CUDA_DTYPES_BUILT}")
-list(GET DECONV_CPU_TARGETS -1 _deconv_cuda_host)
+# The host side of CUDA kernels only launches them: the fallback variant, whatever was kept.
+list(GET DECONV_CPU_TARGETS_ALL -1 _deconv_cuda_host)
 set(DECONV_CUDA_TARGET "${_deconv_cuda_host}-cuda-${DECONV_CUDA_CAPABILITY}")
 if(DECONV_CUDA)
   message(STATUS "deconv: CUDA kernels for ${DECONV_CUDA_TARGET} (+ ${DECONV_GPU_KERNEL_FEATURES}), dtypes ${DECONV_CUDA_DTYPES_BUILT}")
@@ -126,17 +129,40 @@ function(_deconv_halide_library name generator targets)
     PARAMS ${ARGN}
     ${use_runtime})
   if(NOT runtime)
-    # The first kernel's runtime is the one every other kernel links; its target becomes the
-    # union of its users' targets (CPU variants plus CUDA).
+    # The first kernel's runtime is the one every other kernel links; Halide compiles it for what
+    # its users' targets have in common (CPU variants plus CUDA). The fallback variant is among
+    # them even where it has no kernels (DECONV_CPU_VARIANTS=native), so that the runtime runs on
+    # every CPU and the dispatcher, not SIGILL, says when a CPU lacks the kernels' variant.
     set_property(GLOBAL PROPERTY DECONV_KERNEL_RUNTIME ${name}.runtime)
+    list(GET DECONV_CPU_TARGETS_ALL -1 fallback)
+    string(REPLACE ";" "-" fallback_features "${DECONV_KERNEL_FEATURES}")
+    set_property(TARGET ${name}.runtime APPEND PROPERTY Halide_RT_TARGETS "${fallback}-${fallback_features}")
   endif()
 endfunction()
 
-# Records a kernel for the runtime's registry: its generator, name, device and the very PARAMS
-# the generator was given (runtime/kernel_registry.h parses them into the kernel's typed key).
-function(_deconv_register_kernel generator name device)
+# Records a kernel for the runtime's registry: its generator, name, device, CPU variants (a
+# comma list: each is a library and function <name>_<variant>; "-" for one unsuffixed function)
+# and the very PARAMS the generator was given (runtime/kernel_registry.h parses them into the
+# kernel's typed key).
+function(_deconv_register_kernel generator name device variants)
   string(JOIN " " params ${ARGN})
-  set_property(GLOBAL APPEND PROPERTY DECONV_KERNELS "${generator};${name};${device};${params}")
+  set_property(GLOBAL APPEND PROPERTY DECONV_KERNELS "${generator};${name};${device};${variants};${params}")
+endfunction()
+
+# One CPU kernel: a single-target library and function per variant, <name>_<variant>. One
+# generator step per variant (the steps run in parallel, and each is a third of a multi-target
+# step), and each variant's entry point stays reachable: the dispatcher picks the variant
+# (runtime/kernel_registry.cpp), so a plan or a test can run any variant that was built.
+function(_deconv_cpu_kernel name generator dtype)
+  _deconv_cpu_targets_for(${dtype} targets)
+  set(variants "")
+  foreach(t IN LISTS targets)
+    deconv_cpu_variant_name(${t} v)
+    _deconv_halide_library(${name}_${v} ${generator} "${t}" ${ARGN})
+    list(APPEND variants ${v})
+  endforeach()
+  string(JOIN "," variants ${variants})
+  set(_deconv_cpu_kernel_variants "${variants}" PARENT_SCOPE)
 endfunction()
 
 # The CPU variants a dtype's kernels are built for. On x86-64, with f32 kernels in the build,
@@ -171,17 +197,19 @@ function(deconv_add_kernel)
   if(NOT K_DEVICE)
     set(K_DEVICE CPU)
   endif()
+  set(params rank=${K_RANK} dtype=${K_DTYPE} ${K_PARAMS})
   if(K_DEVICE STREQUAL "CPU")
     set(name "deconv_${K_OP}_r${K_RANK}_${K_DTYPE}")
-    _deconv_cpu_targets_for(${K_DTYPE} targets)
+    _deconv_cpu_kernel(${name} ${K_GENERATOR} ${K_DTYPE} ${params})
+    set(variants "${_deconv_cpu_kernel_variants}")
   elseif(K_DEVICE STREQUAL "CUDA")
     set(name "deconv_cuda_${K_OP}_r${K_RANK}_${K_DTYPE}")
-    set(targets ${DECONV_CUDA_TARGET})
+    _deconv_halide_library(${name} ${K_GENERATOR} "${DECONV_CUDA_TARGET}" ${params})
+    set(variants "-")
   else()
     message(FATAL_ERROR "deconv_add_kernel: DEVICE must be CPU or CUDA, not '${K_DEVICE}'")
   endif()
-  _deconv_halide_library(${name} ${K_GENERATOR} "${targets}" rank=${K_RANK} dtype=${K_DTYPE} ${K_PARAMS})
-  _deconv_register_kernel(${K_GENERATOR} ${name} ${K_DEVICE} rank=${K_RANK} dtype=${K_DTYPE} ${K_PARAMS})
+  _deconv_register_kernel(${K_GENERATOR} ${name} ${K_DEVICE} "${variants}" ${params})
 endfunction()
 
 function(deconv_add_kernel_matrix)
@@ -232,7 +260,8 @@ endif()
 #   deconv_add_bf16_dot_kernel(OP <op> GENERATOR <name> RANK <r> [PARAMS k=v...])
 function(deconv_add_bf16_dot_kernel)
   cmake_parse_arguments(K "" "OP;GENERATOR;RANK" "PARAMS" ${ARGN})
-  set(name "deconv_${K_OP}_r${K_RANK}_bf16")
+  set(base "deconv_${K_OP}_r${K_RANK}_bf16")
+  set(name "${base}_avx512")
   set(dir "${CMAKE_CURRENT_BINARY_DIR}")
   string(REPLACE ";" "-" features "${DECONV_KERNEL_FEATURES}")
   add_custom_command(
@@ -249,5 +278,7 @@ function(deconv_add_bf16_dot_kernel)
     VERBATIM)
   add_library(${name} STATIC "${dir}/${name}.o" "${dir}/${name}.h")
   set_target_properties(${name} PROPERTIES LINKER_LANGUAGE CXX)
-  _deconv_register_kernel(${K_GENERATOR} ${name} CPU rank=${K_RANK} dtype=bf16 ${K_PARAMS})
+  # One target, one function: registered as the AVX-512 variant, which a variant cap below it
+  # takes away.
+  _deconv_register_kernel(${K_GENERATOR} ${base} CPU avx512 rank=${K_RANK} dtype=bf16 ${K_PARAMS})
 endfunction()

@@ -1,7 +1,7 @@
 # The GPU-scheduled kernels once more, for Halide's OpenCL target, so that the tests can run the
 # GPU schedule (generators/schedules/gpu_schedule.h) and the GPU executor (runtime/gpu_executor.cpp)
 # on a CPU through pocl (tests/opencl/, docs/cuda.md). They are test-only: libdeconv never links
-# them. Included by generators/CMakeLists.txt after DeconvKernels (DECONV_CPU_TARGETS).
+# them. Included by generators/CMakeLists.txt after DeconvKernels (DECONV_CPU_TARGETS_ALL).
 #
 # AOT only: JIT-compiling for OpenCL in-process crashes in clBuildProgram, as pocl's LLVM 15 and
 # libHalide's LLVM 14 end up in one process (../shared/HALIDE14_NOTES.md). The AOT kernels carry
@@ -45,7 +45,7 @@ if(NOT DECONV_OPENCL_TESTS)
   return()
 endif()
 
-list(GET DECONV_CPU_TARGETS -1 _deconv_opencl_host)
+list(GET DECONV_CPU_TARGETS_ALL -1 _deconv_opencl_host)
 set(DECONV_OPENCL_TARGET "${_deconv_opencl_host}-opencl")
 message(STATUS "deconv: OpenCL test kernels for ${DECONV_OPENCL_TARGET} (+ ${DECONV_GPU_KERNEL_FEATURES}): ${DECONV_OPENCL_TEST_KERNELS}")
 

@@ -1,6 +1,7 @@
 #include "halide_glue.h"
 
 #include "cpu_thread_pool.h"
+#include "kernel_registry.h"
 
 #include "deconv/deconv.h"
 
@@ -174,6 +175,26 @@ bool cpu_has_bf16_dot() {
 #endif
 }
 
+bool cpu_variant_runs(const char *name) {
+    for (const Variant &v : variants()) {
+        if (std::strcmp(v.name, name) == 0) return can_use(v.features);
+    }
+    return false;
+}
+
+std::string missing_cpu_variant_reason() {
+    std::string built;
+    for (const std::string &b : built_cpu_variants()) {
+        if (cpu_variant_runs(b.c_str())) return "";
+        built += (built.empty() ? "" : ", ") + b;
+    }
+    const char *cap = std::getenv("DECONV_CPU_VARIANT");
+    return "this library's CPU kernels are built for " + built + " only, which " +
+           (cap && *cap ? "DECONV_CPU_VARIANT=" + std::string(cap) + " or this CPU" : std::string("this CPU")) +
+           " does not allow: a library built with -DDECONV_CPU_VARIANTS=native runs on CPUs like its build "
+           "machine's; build with -DDECONV_CPU_VARIANTS=all for every variant";
+}
+
 }  // namespace detail
 
 void set_cpu_threads(int threads) {
@@ -188,10 +209,10 @@ void set_cpu_threads(int threads) {
 int cpu_threads() { return detail::pool_threads(); }
 
 std::string cpu_variant() {
-    for (const auto &v : detail::variants()) {
-        if (detail::can_use(v.features)) return v.name;
+    for (const std::string &b : detail::built_cpu_variants()) {
+        if (detail::cpu_variant_runs(b.c_str())) return b;
     }
-    return detail::variants().back().name;
+    return "none";
 }
 
 }  // namespace deconv

@@ -1,5 +1,5 @@
 // Bridges Halide's runtime to the library: its error messages become deconv::Error, and the
-// x86 variant choice of the multi-target kernels can be observed and capped.
+// choice among the CPU variants the kernels were built for can be observed and capped.
 #pragma once
 
 #include <string>
@@ -15,6 +15,12 @@ std::string take_halide_error();
 // features Halide's run-time check reads as avx512_sapphirerapids) and DECONV_CPU_VARIANT
 // allows avx512.
 bool cpu_has_bf16_dot();
+// Whether kernels of the CPU variant `name` (variants' names: avx512, avx2, sse41; dotprod_fp16,
+// neon) run on this CPU under the DECONV_CPU_VARIANT cap. False for names it does not know.
+bool cpu_variant_runs(const char *name);
+// Why this CPU has no CPU kernels, where the build's variants all need features it lacks (or the
+// cap takes away); "" where it has them.
+std::string missing_cpu_variant_reason();
 
 }  // namespace detail
 }  // namespace deconv

@@ -1,7 +1,10 @@
 #include "kernel_registry.h"
 
+#include "halide_glue.h"
+
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 // Generated: includes every kernel header and defines kKernelTable[].
 #include "kernel_table.inc"
@@ -19,7 +22,9 @@ bool KernelKey::operator==(const KernelKey &o) const {
 KernelEntry parse_kernel_row(const KernelTableRow &row) {
     KernelEntry e{};
     e.name = row.name;
-    e.fn = row.fn;
+    const VariantFn v = runnable_variant(row);
+    e.fn = v.fn;
+    e.variant = v.variant ? v.variant : "";
     e.key.device = row.device;
     const std::string gen = row.generator;
     const auto fail = [&](const std::string &why) {
@@ -77,13 +82,30 @@ KernelEntry parse_kernel_row(const KernelTableRow &row) {
     return e;
 }
 
+VariantFn runnable_variant(const KernelTableRow &row) {
+    for (const VariantFn &f : row.fns) {
+        if (!f.fn) break;
+        // Single-target rows (CUDA, OpenCL) run wherever their device does.
+        if (!f.variant || !*f.variant || cpu_variant_runs(f.variant)) return f;
+    }
+    return {nullptr, nullptr};
+}
+
 const std::vector<KernelEntry> &kernels() {
     static const std::vector<KernelEntry> all = [] {
         std::vector<KernelEntry> v;
-        for (const KernelTableRow &row : kKernelTable) v.push_back(parse_kernel_row(row));
+        for (const KernelTableRow &row : kKernelTable) {
+            KernelEntry e = parse_kernel_row(row);
+            if (e.fn) v.push_back(e);
+        }
         return v;
     }();
     return all;
+}
+
+const std::vector<std::string> &built_cpu_variants() {
+    static const std::vector<std::string> v(std::begin(kCpuVariantsBuilt), std::end(kCpuVariantsBuilt));
+    return v;
 }
 
 const KernelEntry *find_kernel(const KernelKey &key) {
@@ -115,6 +137,8 @@ std::vector<T> distinct(Device device, Field field) {
     return out;
 }
 }  // namespace
+
+std::vector<std::string> built_cpu_variants() { return detail::built_cpu_variants(); }
 
 std::vector<DType> built_dtypes(Device device) {
     return distinct<DType>(device, [](const detail::KernelEntry &k) { return k.key.dtype; });

@@ -67,20 +67,29 @@ struct ScheduleKnobs {
     }
 };
 
-// One row of the generated table, as CMake wrote it.
+// One entry point of a kernel: the CPU variant it was compiled for (halide_glue.h's names; ""
+// for a single-target kernel that runs wherever its device does) and the function.
+struct VariantFn {
+    const char *variant;
+    AnyKernelFn fn;
+};
+constexpr int kMaxCpuVariants = 4;
+
+// One row of the generated table, as CMake wrote it: the variants built, best first.
 struct KernelTableRow {
     const char *generator;  // e.g. "deconv_phase_conv"
     const char *params;     // e.g. "rank=2 dtype=f32 layout=nxc bounded=false"
     Device device;
     const char *name;
-    AnyKernelFn fn;
+    VariantFn fns[kMaxCpuVariants];
 };
 
 struct KernelEntry {
     KernelKey key;
     ScheduleKnobs knobs;
     const char *name;
-    AnyKernelFn fn;
+    AnyKernelFn fn;       // the entry point of the best variant this CPU runs under the cap
+    const char *variant;  // its variant ("" for single-target kernels)
 
     template <typename Fn>
     Fn as() const {
@@ -92,8 +101,14 @@ struct KernelEntry {
 // test runs it over the whole table).
 KernelEntry parse_kernel_row(const KernelTableRow &row);
 
-// Every kernel of this build, parsed once.
+// The entry point a row runs on this CPU: its best variant that the CPU and the variant cap
+// (DECONV_CPU_VARIANT) allow; fn nullptr where none is.
+VariantFn runnable_variant(const KernelTableRow &row);
+
+// Every kernel of this build that runs on this CPU, parsed once.
 const std::vector<KernelEntry> &kernels();
+// The CPU variants this build has kernels for, best first (DECONV_CPU_VARIANTS at build time).
+const std::vector<std::string> &built_cpu_variants();
 // The kernel matrix's kernel of `key` (the first in the table), or the one built with `knobs`;
 // nullptr when this build has none.
 const KernelEntry *find_kernel(const KernelKey &key);

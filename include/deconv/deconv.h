@@ -374,12 +374,16 @@ private:
 void set_cpu_threads(int threads);
 int cpu_threads();
 
-// The x86 variant of the multi-target kernels that runs on this CPU, chosen the way the
-// kernels choose it at run time: on x86-64 "avx512" (Skylake/Cannonlake feature set), "avx2" or
-// "sse41"; on aarch64 "dotprod_fp16" (ARMv8.2, checked with HWCAP) or "neon". The environment
-// variable DECONV_CPU_VARIANT set to one of those names caps the choice (for testing the
-// lower variants on a bigger CPU); a name above what the CPU has changes nothing.
+// The CPU variant of the kernels that runs on this CPU: the best one this library was built
+// with (cmake's DECONV_CPU_VARIANTS: native builds one, all builds every one) that the CPU
+// runs. On x86-64 "avx512" (Skylake/Cannonlake feature set), "avx2" or "sse41"; on aarch64
+// "dotprod_fp16" (ARMv8.2, checked with HWCAP) or "neon"; "none" where the CPU runs none of the
+// built variants (plans then throw Unsupported, saying so). The environment variable
+// DECONV_CPU_VARIANT set to one of those names caps the choice (for testing the lower variants
+// on a bigger CPU); a name above what the CPU has changes nothing.
 std::string cpu_variant();
+// The CPU variants this library has kernels for, best first.
+std::vector<std::string> built_cpu_variants();
 
 // The dtypes and ranks this build of the library has kernels for, on the CPU or on CUDA.
 std::vector<DType> built_dtypes(Device device = Device::CPU);

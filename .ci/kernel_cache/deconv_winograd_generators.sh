@@ -1,3 +1,0 @@
-#!/usr/bin/env bash
-# The sanitizer builds' stand-in for the generator executable deconv_winograd_generators (generate.sh).
-DECONV_CACHED_GENERATOR=deconv_winograd_generators exec "$(dirname "$0")/generate.sh" "$@"
