@@ -107,6 +107,7 @@ set_property(GLOBAL PROPERTY DECONV_KERNEL_RUNTIME "")
 # add_halide_library for one kernel, sharing the one runtime (the first kernel's). The generator
 # comes from the executable deconv_generators, or from the one the caller's _deconv_from names.
 function(_deconv_halide_library name generator targets)
+  set_property(GLOBAL APPEND PROPERTY DECONV_GENERATOR_STEPS ${name})  # for the build estimate
   set(from deconv_generators)
   if(_deconv_from)
     set(from ${_deconv_from})
@@ -276,6 +277,7 @@ function(deconv_add_bf16_dot_kernel)
             "${dir}/${name}.ll" -o "${dir}/${name}.o"
     DEPENDS "${dir}/${name}.ll"
     VERBATIM)
+  set_property(GLOBAL APPEND PROPERTY DECONV_GENERATOR_STEPS ${name})
   add_library(${name} STATIC "${dir}/${name}.o" "${dir}/${name}.h")
   set_target_properties(${name} PROPERTIES LINKER_LANGUAGE CXX)
   # One target, one function: registered as the AVX-512 variant, which a variant cap below it

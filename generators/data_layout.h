@@ -45,15 +45,6 @@ std::vector<Halide::Expr> to_buffer_order(const std::vector<Halide::Expr> &logic
 inline Halide::Func logical_input(const Halide::Func &buffer, const Halide::OutputImageParam &param, Layout layout,
                                   int rank, const Halide::Type &storage, bool bounded) {
     using namespace Halide;
-    Func src = buffer;
-    if (bounded) {
-        Region in_bounds(param.dimensions());
-        for (int i = 0; i < rank; i++) {
-            const int b = data_buffer_dim(layout, rank, i);
-            in_bounds[b] = {param.dim(b).min(), param.dim(b).extent()};
-        }
-        src = BoundaryConditions::constant_exterior(buffer, Internal::make_zero(storage), in_bounds);
-    }
     std::vector<Var> args;
     std::vector<Expr> logical;
     for (int i = 0; i < rank + 3; i++) {
@@ -61,7 +52,25 @@ inline Halide::Func logical_input(const Halide::Func &buffer, const Halide::Outp
         logical.push_back(args.back());
     }
     Func f("input_logical");
-    f(args) = src(to_buffer_order(logical, [&](int i) { return data_buffer_dim(layout, rank, i); }));
+    if (bounded) {
+        // A clamped read and a select per tap, written out rather than through
+        // BoundaryConditions::constant_exterior, whose likely() on every coordinate makes Halide
+        // partition each loop around the reads into edge and steady-state copies, at every level
+        // of every branch: the bounded channels-last kernel of rank 2 took 10x its interior
+        // twin's compile time. The dispatcher sends phases whose taps stay inside the input to
+        // the interior kernels, so the bounded ones run the edges, where the copies saved little.
+        Expr inside = Internal::const_true();
+        for (int i = 0; i < rank; i++) {
+            const int b = data_buffer_dim(layout, rank, i);
+            const Expr lo = param.dim(b).min(), hi = param.dim(b).max();
+            inside = inside && logical[i] >= lo && logical[i] <= hi;
+            logical[i] = clamp(logical[i], lo, hi);
+        }
+        f(args) = select(inside, buffer(to_buffer_order(logical, [&](int i) { return data_buffer_dim(layout, rank, i); })),
+                         Internal::make_zero(storage));
+        return f;
+    }
+    f(args) = buffer(to_buffer_order(logical, [&](int i) { return data_buffer_dim(layout, rank, i); }));
     return f;
 }
 

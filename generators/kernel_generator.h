@@ -138,8 +138,10 @@ protected:
     // Defines the output from the algorithm and schedules it. `variants`: conditions under which
     // the schedule is worth specialising as a whole (e.g. unit stride), best first.
     // `dense_groups`: channels-last tiles get their dense-group branch (cpu_channels_last_schedule.h),
-    // for an algorithm whose positions read consecutive input positions.
-    void finish(ConvStages &p, const std::vector<Halide::Expr> &variants, bool dense_groups = false) {
+    // for an algorithm whose positions read consecutive input positions. `bounded`: every read is
+    // bounds-tested (the channels-last schedule's bounded branch list).
+    void finish(ConvStages &p, const std::vector<Halide::Expr> &variants, bool dense_groups = false,
+                bool bounded = false) {
         using namespace Halide;
         const std::vector<Var> args = p.out_args();
         // The Func of an Output<Buffer<>> added with add_output cannot be assigned a whole
@@ -196,7 +198,7 @@ protected:
         } else if (p.channel_major) {
             const bool dense = dense_groups && data_layout() == Layout::NXC;
             schedule_cpu_channels_last(s, *output, t, accumulator_type(storage()), sp, variants,
-                                       dense ? input->dim(2).stride() : Halide::Expr());
+                                       dense ? input->dim(2).stride() : Halide::Expr(), bounded);
         } else {
             schedule_cpu(s, *output, t, accumulator_type(storage()), sp, variants);
         }

@@ -26,7 +26,7 @@ public:
         steps.resize(rank);
         ConvStages p = define_phase_conv(logical_input_of(bounded), logical_filter_of(), *filter, data_layout(), channel_major(),
                                          rank, steps, storage(), pairs());
-        finish(p, {}, true);
+        finish(p, {}, true, bounded);
     }
 };
 

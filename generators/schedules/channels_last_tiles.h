@@ -87,6 +87,26 @@ constexpr ChannelTiles channels_last_tiles(int vectors, int lanes, int q_tile, i
     return t;
 }
 
+// The branches of a bounded kernel (a bounds test per read): the full tile on rows of q_tile or
+// of four positions, one vector on q_tile positions or one, and the narrower vectors. The
+// dispatcher runs bounded kernels only where no zero-bordered input copy is made (inputs past
+// its size limit, the few outputs at the ends of 1D rows read in place), so their tiles for
+// exact and narrow rows earned little, and each branch is compiled again for every loop level
+// (rank 2 on AVX-512: 76 s of generator time with every branch, 194 s with Halide's boundary
+// helper's loop partitioning too).
+constexpr ChannelTiles channels_last_bounded_tiles(const ChannelTiles &all) {
+    ChannelTiles t;
+    t.q_tile = all.q_tile;
+    t.fit_q = all.fit_q;
+    const int full = all.tile[0].channels;
+    for (int i = 0; i < all.count; i++) {
+        const ChannelTile &c = all.tile[i];
+        const bool kept_fit = c.fit == RowFit::RowTiles || c.fit == RowFit::FourWide || c.fit == RowFit::Any;
+        if (c.rows == 1 && kept_fit && (c.channels == full || c.channels == c.vector)) t.add(c);
+    }
+    return t;
+}
+
 // Channels per tile. A square tile (as many channels as positions: 4-lane vectors on four
 // positions) holds twice its channels: Halide 14 drops the reduction of a branch whose tile is
 // square (cpu_schedule.h says how).

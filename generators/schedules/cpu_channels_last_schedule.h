@@ -12,8 +12,8 @@
 // (Wider position tiles, 2x12, measured 1.1-2.2x slower on the suite: each position is a
 // broadcast from its own address, and twelve of them spill the general registers.)
 //
-// Branches (specializations of the same algorithm): the tiles of channels_last_tiles.h, tried in
-// its order, each ahead of the scalar schedule of fewer than four channels per group (depthwise
+// Branches (specializations of the same algorithm): the tiles of channels_last_tiles.h (bounded
+// kernels: channels_last_bounded_tiles), tried in its order, each ahead of the scalar schedule of fewer than four channels per group (depthwise
 // layers run there; vectorizing groups needs their stride known at compile time, left for later).
 // Loops, outermost first: groups, channel tiles, batch, rows, position tiles. Channel tiles sit
 // outside the rows and the batch so one tile's weights (input channels x taps x tile channels)
@@ -48,7 +48,7 @@ inline ScheduleParams cpu_channels_last_defaults(const Halide::Target &t, Schedu
 inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam out_param, const Halide::Target &target,
                                        const Halide::Type &acc_t, ScheduleParams sp,
                                        const std::vector<Halide::Expr> &variants = {},
-                                       const Halide::Expr &position_stride = Halide::Expr()) {
+                                       const Halide::Expr &position_stride = Halide::Expr(), bool bounded = false) {
     using namespace Halide;
     sp = cpu_channels_last_defaults(target, sp);
     const int rank = (int)p.q.size();
@@ -68,8 +68,9 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
         bool unroll_ci = false;  // the input channels' loop unrolled (dense groups, below)
     };
     // The branches of channels_last_tiles.h, in its order (the dispatcher reads the same list).
-    const tiles::ChannelTiles tile_list =
+    const tiles::ChannelTiles all_tiles =
         tiles::channels_last_tiles(sp.vectors, lanes, sp.q_tile, tiles::channels_last_fit_q_tile(many), rank);
+    const tiles::ChannelTiles tile_list = bounded ? tiles::channels_last_bounded_tiles(all_tiles) : all_tiles;
     const Expr height = rank >= 2 ? out_param.dim(nxc ? 3 : 1).extent() : Expr();
     std::vector<Branch> base;
     for (int i = 0; i < tile_list.count; i++) {
@@ -83,7 +84,7 @@ inline void schedule_cpu_channels_last(ConvStages &p, Halide::OutputImageParam o
     // without the branch). (Grouped 8 -> 8 channels, kernel 3 stride 2, one thread, Zen 4: 1.26x
     // with one group, whose positions lie so; the channel loop unrolled without the dense
     // positions, 1.08x.)
-    if (position_stride.defined() && !p.ci_pairs && acc_t == Float(32) && tiles::dense_group_target(lanes)) {
+    if (position_stride.defined() && !bounded && !p.ci_pairs && acc_t == Float(32) && tiles::dense_group_target(lanes)) {
         const Expr ci_extent = p.r[rank].extent();
         const int q_tile = tiles::kDenseGroupQTile;
         std::vector<Branch> with;
