@@ -200,7 +200,7 @@ protected:
             schedule_cpu_channels_last(s, *output, t, accumulator_type(storage()), sp, variants,
                                        dense ? input->dim(2).stride() : Halide::Expr(), bounded);
         } else {
-            schedule_cpu(s, *output, t, accumulator_type(storage()), sp, variants);
+            schedule_cpu(s, *output, t, accumulator_type(storage()), sp, variants, bounded);
         }
     }
 };

@@ -36,7 +36,7 @@ public:
         filter->dim(0).set_stride(Expr());
         ScheduleParams sp;
         sp.q_tile = q_tile;
-        schedule_cpu_channel_dots(p, w, *output, get_target(), accumulator_type(storage()), sp);
+        schedule_cpu_channel_dots(p, w, *output, get_target(), accumulator_type(storage()), sp, bounded);
     }
 };
 

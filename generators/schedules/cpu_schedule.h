@@ -34,8 +34,13 @@ inline ScheduleParams cpu_defaults(const Halide::Target &t, ScheduleParams p) {
 
 // `variants`: conditions under which the whole branch list is worth specialising again (e.g. unit
 // stride, so that position vectors are dense loads), best first; the general list follows.
+// `bounded` (a bounds test per read): only the full-tile and one-channel branches. The dispatcher
+// gives layers of fewer than 16 output channels a zero-bordered input copy and the interior
+// kernel, so a bounded kernel's RGB and depthwise branches ran only past that copy's size limit,
+// at the cost of doubling its compile time.
 inline void schedule_cpu(ConvStages &p, Halide::OutputImageParam out_param, const Halide::Target &target,
-                         const Halide::Type &acc_t, ScheduleParams sp, const std::vector<Halide::Expr> &variants = {}) {
+                         const Halide::Type &acc_t, ScheduleParams sp, const std::vector<Halide::Expr> &variants = {},
+                         bool bounded = false) {
     using namespace Halide;
     sp = cpu_defaults(target, sp);
     const int rank = (int)p.q.size();
@@ -102,8 +107,8 @@ inline void schedule_cpu(ConvStages &p, Halide::OutputImageParam out_param, cons
     // Three to co_tile - 1 channels (RGB outputs): tiles of 4 (AVX-512) or 3 channels over the full
     // row tile. One channel per tile left two accumulators, each multiply-add waiting on the last
     // (dcgan_l5, 64 -> 3: 5.1 ms on AVX2, oneDNN 3.4).
-    if (sp.co_tile > 4) base.push_back({channels >= 4 && width >= qt, qt, 4, lanes});
-    if (sp.co_tile > 3) base.push_back({channels >= 3 && width >= qt, qt, 3, lanes});
+    if (sp.co_tile > 4 && !bounded) base.push_back({channels >= 4 && width >= qt, qt, 4, lanes});
+    if (sp.co_tile > 3 && !bounded) base.push_back({channels >= 3 && width >= qt, qt, 3, lanes});
     // Fewer (depthwise, two channels): positions only.
     base.push_back({width >= qt, qt, 1, lanes});
     base.push_back({width >= lanes, lanes, 1, lanes});
@@ -127,7 +132,7 @@ inline void schedule_cpu(ConvStages &p, Halide::OutputImageParam out_param, cons
     // 6.6 -> 2.7 ms); and ahead of that, on dense output rows (stride-1 phases), with vector
     // stores instead of the strided ones of phase views, and kDepthwiseDenseVectors position
     // vectors where the row holds them (2.7 -> 1.7 ms).
-    {
+    if (!bounded) {
         const Expr one_ci = p.r[rank].extent() == 1;
         const Expr dense_rows = out_param.dim(0).stride() == 1;
         const int wide = tiles::kDepthwiseDenseVectors * lanes;

@@ -36,5 +36,10 @@ cat > "$work/db.json" <<'JSON'
 ]}
 JSON
 expect_error schedules_v1 "DECONV_SCHEDULES entry 1 pins kernel_vectors 1" -DDECONV_SCHEDULES="$work/db.json"
+# DECONV_CPU_VARIANTS (cmake/DeconvCpuVariants.cmake): all names every variant, native one, and
+# anything else is refused by name.
+expect_ok variants_all "CPU kernel variants avx512;avx2;sse41 (DECONV_CPU_VARIANTS=all)" -DDECONV_CPU_VARIANTS=all
+expect_ok variants_native "(DECONV_CPU_VARIANTS=native)" -DDECONV_CPU_VARIANTS=native
+expect_error variants_word "DECONV_CPU_VARIANTS is 'fast'" -DDECONV_CPU_VARIANTS=fast
 echo "$fails failed"
 [ "$fails" = 0 ]
