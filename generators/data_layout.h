@@ -41,9 +41,10 @@ std::vector<Halide::Expr> to_buffer_order(const std::vector<Halide::Expr> &logic
 }
 
 // The input in logical order. `bounded`: positions outside the buffer's spatial bounds read as
-// zero (channel, group and batch are always in range).
+// zero (channel, group and batch are always in range). `vector_positions`: the kernel vectorizes
+// output positions of the innermost axis, whose reads are then vectors.
 inline Halide::Func logical_input(const Halide::Func &buffer, const Halide::OutputImageParam &param, Layout layout,
-                                  int rank, const Halide::Type &storage, bool bounded) {
+                                  int rank, const Halide::Type &storage, bool bounded, bool vector_positions = false) {
     using namespace Halide;
     std::vector<Var> args;
     std::vector<Expr> logical;
@@ -57,14 +58,14 @@ inline Halide::Func logical_input(const Halide::Func &buffer, const Halide::Outp
         // BoundaryConditions::constant_exterior, whose likely() on every coordinate makes Halide
         // partition each loop around the reads into edge and steady-state copies, at every level
         // of every branch: the bounded channels-last kernel of rank 2 took 10x its interior
-        // twin's compile time. The dispatcher sends phases whose taps stay inside the input to
-        // the interior kernels, so the bounded ones run the edges, where the copies saved little.
+        // twin's compile time. Only vectors of positions keep it, on the innermost axis: there
+        // the steady state's clamp vanishes and its reads are dense vector loads, not gathers.
         Expr inside = Internal::const_true();
         for (int i = 0; i < rank; i++) {
             const int b = data_buffer_dim(layout, rank, i);
             const Expr lo = param.dim(b).min(), hi = param.dim(b).max();
             inside = inside && logical[i] >= lo && logical[i] <= hi;
-            logical[i] = clamp(logical[i], lo, hi);
+            logical[i] = clamp(i == 0 && vector_positions ? likely(logical[i]) : logical[i], lo, hi);
         }
         f(args) = select(inside, buffer(to_buffer_order(logical, [&](int i) { return data_buffer_dim(layout, rank, i); })),
                          Internal::make_zero(storage));

@@ -120,7 +120,7 @@ protected:
     }
 
     Halide::Func logical_input_of(bool bounded) {
-        return logical_input(*input, *input, data_layout(), rank, storage(), bounded);
+        return logical_input(*input, *input, data_layout(), rank, storage(), bounded, !channel_major());
     }
     Halide::Func logical_filter_of() { return logical_filter(*filter, channel_major(), rank, pairs()); }
 
