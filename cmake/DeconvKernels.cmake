@@ -129,6 +129,9 @@ function(_deconv_halide_library name generator targets)
     FEATURES ${features}
     PARAMS ${ARGN}
     ${use_runtime})
+  # libdeconv takes the kernel's objects themselves (runtime/CMakeLists.txt): its archive is built
+  # only for a target that links it (the OpenCL tests).
+  set_target_properties(${name} PROPERTIES EXCLUDE_FROM_ALL ON)
   if(NOT runtime)
     # The first kernel's runtime is the one every other kernel links; Halide compiles it for what
     # its users' targets have in common (CPU variants plus CUDA). The fallback variant is among
