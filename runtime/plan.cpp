@@ -255,7 +255,8 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
         const std::string no_variant = impl->device == Device::CPU ? detail::missing_cpu_variant_reason() : "";
         throw Error(ErrorKind::Unsupported, std::string("no kernel for ") + op_name(op) + " " + std::to_string(rank) +
                                                 "D " + dtype_name(dtype) + " " + data_format_name(geo.data_format) +
-                                                (no_variant.empty() ? " in this build (see DECONV_RANKS / DECONV_DTYPES)"
+                                                (no_variant.empty() ? std::string(" in this build (see DECONV_RANKS / DECONV_DTYPES") +
+                                                                          (geo.forward ? " / DECONV_FORWARD)" : ")")
                                                                     : ": " + no_variant));
     }
     detail::install_halide_hooks();

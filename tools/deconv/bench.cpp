@@ -53,11 +53,6 @@ double geomean(const std::vector<double> &v) {
     return std::exp(s / static_cast<double>(v.size()));
 }
 
-std::string fmt(const char *f, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, f, v);
-    return buf;
-}
 
 // On a terminal: one line rewritten in place. With --verbose elsewhere: one line per step.
 class Progress {
@@ -79,6 +74,12 @@ private:
 };
 
 }  // namespace
+
+std::string fmt(const char *f, double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, f, v);
+    return buf;
+}
 
 void set_bench_threads(int threads) {
     if (threads <= 0) return;

@@ -56,4 +56,7 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &options, std::o
 // halide_set_num_threads for ours, omp_set_num_threads for oneDNN).
 void set_bench_threads(int threads);
 
+// One number printed with a printf format ("%.2f"), for the tables of bench and tune.
+std::string fmt(const char *f, double v);
+
 }  // namespace deconv_cli

@@ -16,12 +16,6 @@ namespace deconv_cli {
 
 namespace {
 
-std::string fmt(const char *f, double v) {
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), f, v);
-    return buf;
-}
-
 // One line on a terminal, redrawn: "[ 3/25] unet_up1  channel_block  42%".
 void show_progress(size_t index, size_t count, const std::string &name, double fraction, const std::string &what) {
     std::fprintf(stderr, "\r\033[K[%2zu/%zu] %-22s %-16s %3.0f%%", index + 1, count, name.c_str(), what.c_str(),
