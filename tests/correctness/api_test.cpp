@@ -798,6 +798,37 @@ TEST(BuildFacts, VersionDtypesRanksAndCpuVariant) {
     } else {
         std::printf("[ variant  ] %s\n", v.c_str());
     }
+    // The variant that runs is one this library was built with (DECONV_CPU_VARIANTS).
+    const auto built = deconv::built_cpu_variants();
+    EXPECT_NE(std::find(built.begin(), built.end(), v), built.end()) << v;
+}
+
+// A library whose built variants the CPU (or the cap) does not allow: a native build run below its
+// build machine's variant. cpu_variant() says "none" and a plan is refused as Unsupported, naming
+// the variants built and the option that builds the others; elsewhere the plan is made. The
+// native build's CTest run under DECONV_CPU_VARIANT=sse41 takes the first path.
+TEST(CpuVariants, NoRunnableVariantIsUnsupported) {
+    deconv::Attributes a;
+    a.strides = {2};
+    a.pads_begin = {0};
+    a.pads_end = {0};
+    const auto create = [&] {
+        return deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, deconv::DType::f32, {1, 4, 8},
+                                    {1, 4, 4, 2}, a);
+    };
+    if (deconv::cpu_variant() != "none") {
+        EXPECT_NO_THROW(create());
+        return;
+    }
+    try {
+        create();
+        ADD_FAILURE() << "a plan was made with no runnable CPU variant";
+    } catch (const deconv::Error &e) {
+        EXPECT_EQ(e.kind(), deconv::ErrorKind::Unsupported);
+        const std::string m = e.what();
+        EXPECT_NE(m.find("built for " + deconv::built_cpu_variants().front()), std::string::npos) << m;
+        EXPECT_NE(m.find("-DDECONV_CPU_VARIANTS=all"), std::string::npos) << m;
+    }
 }
 
 }  // namespace
