@@ -188,9 +188,10 @@ std::string missing_cpu_variant_reason() {
         if (cpu_variant_runs(b.c_str())) return "";
         built += (built.empty() ? "" : ", ") + b;
     }
-    const char *cap = std::getenv("DECONV_CPU_VARIANT");
+    const int cap = cap_index();
     return "this library's CPU kernels are built for " + built + " only, which " +
-           (cap && *cap ? "DECONV_CPU_VARIANT=" + std::string(cap) + " or this CPU" : std::string("this CPU")) +
+           (cap > 0 ? "DECONV_CPU_VARIANT=" + std::string(variants()[cap].name) + " or this CPU"
+                    : std::string("this CPU")) +
            " does not allow: a library built with -DDECONV_CPU_VARIANTS=native runs on CPUs like its build "
            "machine's; build with -DDECONV_CPU_VARIANTS=all for every variant";
 }

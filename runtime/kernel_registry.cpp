@@ -22,9 +22,7 @@ bool KernelKey::operator==(const KernelKey &o) const {
 KernelEntry parse_kernel_row(const KernelTableRow &row) {
     KernelEntry e{};
     e.name = row.name;
-    const VariantFn v = runnable_variant(row);
-    e.fn = v.fn;
-    e.variant = v.variant ? v.variant : "";
+    e.fn = runnable_variant(row).fn;
     e.key.device = row.device;
     const std::string gen = row.generator;
     const auto fail = [&](const std::string &why) {

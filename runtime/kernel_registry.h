@@ -88,8 +88,7 @@ struct KernelEntry {
     KernelKey key;
     ScheduleKnobs knobs;
     const char *name;
-    AnyKernelFn fn;       // the entry point of the best variant this CPU runs under the cap
-    const char *variant;  // its variant ("" for single-target kernels)
+    AnyKernelFn fn;  // the entry point of the best variant this CPU runs under the cap
 
     template <typename Fn>
     Fn as() const {
