@@ -53,6 +53,7 @@ inline Halide::Func logical_input(const Halide::Func &buffer, const Halide::Outp
         logical.push_back(args.back());
     }
     Func f("input_logical");
+    Expr inside;
     if (bounded) {
         // A clamped read and a select per tap, written out rather than through
         // BoundaryConditions::constant_exterior, whose likely() on every coordinate makes Halide
@@ -60,18 +61,16 @@ inline Halide::Func logical_input(const Halide::Func &buffer, const Halide::Outp
         // of every branch: the bounded channels-last kernel of rank 2 took 10x its interior
         // twin's compile time. Only vectors of positions keep it, on the innermost axis: there
         // the steady state's clamp vanishes and its reads are dense vector loads, not gathers.
-        Expr inside = Internal::const_true();
+        inside = Internal::const_true();
         for (int i = 0; i < rank; i++) {
             const int b = data_buffer_dim(layout, rank, i);
             const Expr lo = param.dim(b).min(), hi = param.dim(b).max();
             inside = inside && logical[i] >= lo && logical[i] <= hi;
             logical[i] = clamp(i == 0 && vector_positions ? likely(logical[i]) : logical[i], lo, hi);
         }
-        f(args) = select(inside, buffer(to_buffer_order(logical, [&](int i) { return data_buffer_dim(layout, rank, i); })),
-                         Internal::make_zero(storage));
-        return f;
     }
-    f(args) = buffer(to_buffer_order(logical, [&](int i) { return data_buffer_dim(layout, rank, i); }));
+    const Expr read = buffer(to_buffer_order(logical, [&](int i) { return data_buffer_dim(layout, rank, i); }));
+    f(args) = bounded ? select(inside, read, Internal::make_zero(storage)) : read;
     return f;
 }
 
