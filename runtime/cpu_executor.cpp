@@ -27,24 +27,13 @@ namespace detail {
 namespace {
 
 // Channels-first layers on their own kernels with several (image, group) pairs (depthwise and
-// grouped upsampling: centernet_dla_dw, grouped32_up; batches: dcgan_l5) run in slices of
-// (image, group) pairs on the thread pool, each slice copying its own groups into
-// the bordered input and then running their phases, so that the kernels read the copy from the
-// core's own cache instead of after a whole-tensor copy has pushed it out (and, on a VM whose
-// vCPUs share no cache, from the other core's). Channels-first data only (a slice's channels
-// are then contiguous planes), only where the layer makes an input copy (or is depthwise at
-// kernel = stride, in slicing() below), its packed filter fits half of L2 (every slice streams
-// it again: kSliceMaxFilterBytes, below) and the output is at most kSliceMaxGrowth times the
-// input (the copy is then a large share of the memory traffic; fcn8s_upscore8, stride 8 x 8,
-// measured no faster sliced). Measured (2 threads, medians of 3 alternating runs, ms, whole ->
-// 2 / 4 tasks per thread): centernet_dla_dw 0.161 (0.106-0.135 in other runs) -> 0.097 / 0.093;
-// grouped32_up 0.189 -> 0.207 / 0.189;
-// fcn8s_upscore8 0.797 -> 0.858 / 0.922. On 2026-11-25 (medians of 4 alternating runs, 1 / 2 / 4
-// tasks per thread): grouped32_up 0.237 / 0.242 / 0.256, centernet_dla_dw 0.108 / 0.111 / 0.110:
-// one range per thread (the pool deals each thread its own range first, so the cores keep their
-// groups run after run). DECONV_GROUP_SLICES=0 runs such layers whole, =N with N tasks per thread
-// (for measuring). dcgan_l5 (64 images, 64 -> 3 channels; formerly held back by a bound of 64 on
-// C_in x C_out per group): 5.6-10.9 ms whole -> 4.5-4.6 sliced over 3 alternating runs.
+// grouped upsampling, batches) run in slices of pairs, one range per thread, each copying its own
+// groups into the bordered input and running their phases while the copy is in that core's
+// cache: where the layer makes an input copy (or is depthwise at kernel = stride, slicing()
+// below), its packed filter fits half of L2 (kSliceMaxFilterBytes) and the output is at most
+// kSliceMaxGrowth times the input (fcn8s_upscore8 ran no faster sliced). dcgan_l5: 5.6-10.9 ms
+// whole, 4.5-4.6 sliced. DECONV_GROUP_SLICES=0 runs such layers whole, =N with N tasks per
+// thread (docs/performance.md, "Group slices", has the measurements).
 constexpr int64_t kSliceTasksPerThread = 1;
 constexpr int64_t kSliceMaxGrowth = 4;  // output elements per input element, at most
 
