@@ -29,6 +29,8 @@ packages=(
   python3 python3-numpy                  # end-to-end tests of the command line
   python3-matplotlib                     # tools/plot_bench.py: the bench's roofline and speed-up charts
   pkgconf                                # the pkg-config check of the installed package
+  python3-dev pybind11-dev libdlpack-dev # the Python package (python/): headers, bindings, DLPack
+  python3-pytest python3-torch           # its tests, examples and the drop-in torch modules
 )
 if [ "$arm64" -eq 1 ]; then
   packages+=(

@@ -1,0 +1,128 @@
+"""torch.nn modules that run on deconv: ConvTranspose1d/2d/3d, drop-in replacements.
+
+They take torch.nn's constructor and parameters (they are subclasses of torch.nn's), and
+forward() runs deconv's kernels whenever no gradient is needed: under torch.no_grad() or
+torch.inference_mode(), or when neither the input nor the parameters require grad. Each module
+keeps one Plan per input shape and dtype, and the weight packed once per weight version (a
+load_state_dict or an in-place update repacks it).
+
+forward() falls back to torch's own kernel where deconv cannot serve the call (autograd, a
+device or dtype this build has no kernel for) and records why in ``deconv_last_reason``; set
+``deconv_fallback = False`` on a module to raise instead.
+
+``swap_conv_transpose(model)`` replaces every torch.nn.ConvTranspose of a model by these,
+sharing the parameters.
+"""
+
+import torch
+import torch.nn
+
+import deconv
+
+__all__ = ["ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "swap_conv_transpose"]
+
+
+class _DeconvForward:
+    """The forward() shared by the three modules; `_rank` is their spatial rank."""
+
+    _rank = 0
+    deconv_fallback = True
+
+    def _deconv_state(self):
+        state = self.__dict__.get("_deconv_cache")
+        if state is None:
+            state = {"plans": {}, "packed": {}}
+            self.__dict__["_deconv_cache"] = state
+        return state
+
+    def _why_not_deconv(self, input):
+        if torch.is_grad_enabled() and (input.requires_grad or any(
+                p is not None and p.requires_grad for p in (self.weight, self.bias))):
+            return "autograd needs a graph (run under torch.no_grad() or torch.inference_mode())"
+        if input.device.type != "cpu":
+            return f"the input is on {input.device}; deconv's torch modules run CPU tensors"
+        if input.dtype != self.weight.dtype:
+            return f"the input is {input.dtype} and the weight {self.weight.dtype}"
+        try:
+            name = deconv.dtype_name(input.dtype)
+        except deconv.Error as e:
+            return str(e)
+        if name not in deconv.built_dtypes():
+            return f"this build has no {name} kernels"
+        if input.dim() not in (self._rank + 1, self._rank + 2):
+            return f"the input has {input.dim()} axes, not {self._rank + 2} (or {self._rank + 1} unbatched)"
+        return ""
+
+    def forward(self, input, output_size=None):
+        if self.padding_mode != "zeros":
+            raise ValueError(f"Only `zeros` padding mode is supported for {type(self).__name__}")
+        reason = self._why_not_deconv(input)
+        self.deconv_last_reason = reason
+        if reason:
+            if not self.deconv_fallback:
+                raise deconv.UnsupportedError(f"{type(self).__name__} cannot run on deconv: {reason}")
+            return super().forward(input, output_size)
+        unbatched = input.dim() == self._rank + 1
+        x = input[None] if unbatched else input
+        output_padding = self._output_padding(x, output_size, self.stride, self.padding, self.kernel_size,
+                                              self._rank, self.dilation)
+        state = self._deconv_state()
+        key = (tuple(x.shape), x.dtype, tuple(output_padding))
+        plan = state["plans"].get(key)
+        if plan is None:
+            plan = deconv.Plan.conv_transpose(list(x.shape), list(self.weight.shape), x.dtype, self.stride,
+                                              self.padding, output_padding, self.groups, self.dilation)
+            state["plans"][key] = plan
+        weight = self.weight.detach()
+        packed_key = (key, weight.data_ptr(), weight._version)
+        packed = state["packed"].get(packed_key)
+        if packed is None:
+            state["packed"] = {k: v for k, v in state["packed"].items() if k[0] != key}
+            packed = plan.pack_filter(weight)
+            state["packed"][packed_key] = packed
+        out = plan.run(x.detach(), packed)
+        if self.bias is not None:
+            out.add_(self.bias.detach().reshape([1, -1] + [1] * self._rank))
+        return out[0] if unbatched else out
+
+
+class ConvTranspose1d(_DeconvForward, torch.nn.ConvTranspose1d):
+    _rank = 1
+
+
+class ConvTranspose2d(_DeconvForward, torch.nn.ConvTranspose2d):
+    _rank = 2
+
+
+class ConvTranspose3d(_DeconvForward, torch.nn.ConvTranspose3d):
+    _rank = 3
+
+
+_SWAPS = {
+    torch.nn.ConvTranspose1d: ConvTranspose1d,
+    torch.nn.ConvTranspose2d: ConvTranspose2d,
+    torch.nn.ConvTranspose3d: ConvTranspose3d,
+}
+
+
+def swap_conv_transpose(model):
+    """Replaces every torch.nn.ConvTranspose{1,2,3}d in `model` (in place, recursively) by
+    deconv's module of the same configuration, sharing its parameters. Returns the model and
+    the number of modules swapped."""
+    count = 0
+    if type(model) in _SWAPS:
+        return _swapped(model), 1
+    for name, child in list(model.named_children()):
+        if type(child) in _SWAPS:
+            setattr(model, name, _swapped(child))
+            count += 1
+        else:
+            count += swap_conv_transpose(child)[1]
+    return model, count
+
+
+def _swapped(module):
+    new = _SWAPS[type(module)].__new__(_SWAPS[type(module)])
+    new.__dict__.update(module.__dict__)  # the same parameters, buffers, hooks and settings
+    new.__dict__.pop("_deconv_cache", None)
+    return new
