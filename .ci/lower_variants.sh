@@ -14,7 +14,7 @@ JOBS="${JOBS:-2}"
 dir="${BUILD_DIR:-build-variants}"
 t0=$(date +%s)
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDECONV_CPU_VARIANTS=all -DDECONV_DTYPES=f32 \
-  -DDECONV_RANKS="1;2;3" -DDECONV_CUDA=OFF -DDECONV_BF16_DOT=OFF -DDECONV_BUILD_CLI=OFF > /dev/null
+  -DDECONV_RANKS="1;2;3" -DDECONV_CUDA=OFF -DDECONV_BF16_DOT=OFF -DDECONV_BUILD_CLI=OFF -DDECONV_PYTHON=OFF > /dev/null
 cmake --build "$dir" -j "$JOBS" --target deconv_correctness_tests
 t_build=$(( $(date +%s) - t0 ))
 ctest --test-dir "$dir" -j "$JOBS" -R '^(avx2|sse41)\.' --output-on-failure --no-tests=error

@@ -21,6 +21,13 @@ import deconv
 
 __all__ = ["ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "swap_conv_transpose"]
 
+# torch dtype -> deconv's name, for the dtypes this build has kernels for (fixed at build time).
+_BUILT = {}
+for _name in deconv.built_dtypes():
+    _torch_dtype = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16,
+                    "f64": torch.float64, "i8": torch.int8, "u8": torch.uint8, "i32": torch.int32}[_name]
+    _BUILT[_torch_dtype] = _name
+
 
 class _DeconvForward:
     """The forward() shared by the three modules; `_rank` is their spatial rank."""
@@ -43,12 +50,8 @@ class _DeconvForward:
             return f"the input is on {input.device}; deconv's torch modules run CPU tensors"
         if input.dtype != self.weight.dtype:
             return f"the input is {input.dtype} and the weight {self.weight.dtype}"
-        try:
-            name = deconv.dtype_name(input.dtype)
-        except deconv.Error as e:
-            return str(e)
-        if name not in deconv.built_dtypes():
-            return f"this build has no {name} kernels"
+        if input.dtype not in _BUILT:
+            return f"this build has no {input.dtype} kernels"
         if input.dim() not in (self._rank + 1, self._rank + 2):
             return f"the input has {input.dim()} axes, not {self._rank + 2} (or {self._rank + 1} unbatched)"
         return ""
@@ -57,7 +60,7 @@ class _DeconvForward:
         if self.padding_mode != "zeros":
             raise ValueError(f"Only `zeros` padding mode is supported for {type(self).__name__}")
         reason = self._why_not_deconv(input)
-        self.deconv_last_reason = reason
+        self.__dict__["deconv_last_reason"] = reason  # (nn.Module.__setattr__ costs 2 us a call)
         if reason:
             if not self.deconv_fallback:
                 raise deconv.UnsupportedError(f"{type(self).__name__} cannot run on deconv: {reason}")

@@ -233,15 +233,16 @@ PYBIND11_MODULE(_deconv, m) {
         // baseline that the Python call's overhead is measured against.
         .def(
             "_time_cpp_runs",
-            [](const PyPlan &p, py::handle input, py::handle filter, py::handle out, int iterations) {
+            [](const PyPlan &p, py::handle input, py::handle filter, py::handle out, int iterations,
+               int64_t filter_groups) {
                 if (iterations < 1) invalid("iterations is " + std::to_string(iterations) + " but must be at least 1");
-                Views v = import_views(input, filter, out, 0);
+                Views v = import_views(input, filter, out, filter_groups);
                 py::gil_scoped_release nogil;
                 const auto start = std::chrono::steady_clock::now();
                 for (int i = 0; i < iterations; i++) p.plan.run(v.input.view, v.filter.view, v.out.view);
                 return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / iterations;
             },
-            py::arg("input"), py::arg("filter"), py::arg("out"), py::arg("iterations"));
+            py::arg("input"), py::arg("filter"), py::arg("out"), py::arg("iterations"), py::arg("filter_groups") = 0);
 
     py::class_<ExecArgs>(m, "_Exec")
         .def(py::init([](std::string device, bool allow_cpu_fallback, std::string schedule, bool use_schedule_database,
