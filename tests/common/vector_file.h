@@ -1,10 +1,11 @@
-// The test vectors kept in tests/data/ (DECONV_TEST_DATA_DIR, set by tests/CMakeLists.txt), and
+// The test vectors kept in tests/data/ (test_data_dir(), set by tests/CMakeLists.txt), and
 // the check that a data-driven suite runs every vector of its files. gtest_discover_tests
 // registers nothing for an empty parameter list, so a suite whose file went missing would
 // otherwise report zero tests and pass: each suite has a plain TEST beside it that loads the
 // files itself and fails, naming the file, unless every vector reached a registered test.
 #pragma once
 
+#include "test_paths.h"
 #include "test_support.h"
 
 #include <set>
@@ -14,7 +15,7 @@
 namespace deconv_test {
 
 inline std::string data_path(const std::string &rel) {
-    return std::string(DECONV_TEST_DATA_DIR) + "/" + rel;
+    return std::string(test_data_dir()) + "/" + rel;
 }
 
 // The "cases" array of a vector file, or an empty one and `error` naming the file.

@@ -1,9 +1,11 @@
 // The repository holds its own benchmark suite (bench/layers.json) and OpenVINO vectors
-// (tests/data/openvino/); new reference data arrives in DECONV_SHARED_DIR (../shared beside the
+// (tests/data/openvino/); new reference data arrives in shared_dir() (../shared beside the
 // checkout). These tests keep the two in step: the repository's suite holds every layer of the
 // shared one, field for field, and each shared vector file has an identical copy here. The
 // repository's files must load in every case; only the comparison is skipped, saying so, where
 // the shared folder is absent (a fresh clone).
+#include "test_paths.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -17,9 +19,9 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-const std::string kRepoSuite = DECONV_BENCH_SUITE;
-const std::string kRepoVectors = std::string(DECONV_TEST_DATA_DIR) + "/openvino";
-const std::string kShared = DECONV_SHARED_DIR;
+const std::string kRepoSuite = deconv_test::repo_bench_suite();
+const std::string kRepoVectors = std::string(deconv_test::test_data_dir()) + "/openvino";
+const std::string kShared = deconv_test::shared_dir();
 
 // Parses `path`; a missing or malformed file is an error naming it.
 json load(const std::string &path, std::string *error) {

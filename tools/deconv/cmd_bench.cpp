@@ -1,5 +1,5 @@
 // `deconv bench`: one layer (flags, --layer, --desc) or a suite (--suite FILE.json | FILE.xml;
-// without either, the source tree's bench/layers.json, DECONV_DEFAULT_SUITE).
+// without either, the source tree's bench/layers.json, default_suite_path()).
 #include <iostream>
 
 #include "commands.h"

@@ -15,10 +15,10 @@ LayerSelection select_layers(const LayerOptions &lo, const std::string &suite_fl
     for (CLI::Option *opt : lo.layer_flags()) has_layer_flags = has_layer_flags || (opt && opt->count() > 0);
     if (suite.empty() && !has_layer_flags) {
         // An installed binary may run where the source tree it was built from is gone.
-        if (!std::filesystem::exists(DECONV_DEFAULT_SUITE))
-            throw UsageError(std::string("no --suite or layer given, and the default suite ") + DECONV_DEFAULT_SUITE +
+        if (!std::filesystem::exists(default_suite_path()))
+            throw UsageError(std::string("no --suite or layer given, and the default suite ") + default_suite_path() +
                              " is not there: name a suite with --suite FILE");
-        suite = DECONV_DEFAULT_SUITE;
+        suite = default_suite_path();
     }
     if (!suite.empty()) {
         if (has_layer_flags)

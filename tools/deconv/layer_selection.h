@@ -23,4 +23,7 @@ LayerSelection select_layers(const LayerOptions &layer, const std::string &suite
 // "a,b,c" -> {"a", "b", "c"} (empty items dropped).
 std::vector<std::string> split_names(const std::string &list);
 
+// The source tree's bench/layers.json, where the binary was built (generated: default_suite.cpp).
+const char *default_suite_path();
+
 }  // namespace deconv_cli
