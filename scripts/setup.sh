@@ -18,7 +18,7 @@ for a in "$@"; do
 done
 
 packages=(
-  build-essential cmake ninja-build
+  build-essential cmake ninja-build ccache   # ccache: a fresh clone's rebuild recompiles nothing it has seen
   libhalide14-0-dev llvm-14-dev          # Halide 14 and the LLVM it is built on
   libgtest-dev libgmock-dev              # tests
   libcli11-dev nlohmann-json3-dev libpugixml-dev   # command line: arguments, JSON, XML
