@@ -20,6 +20,8 @@ NotImplementedError (UnsupportedError), MemoryError (TooLargeError) or RuntimeEr
 function may be called from several threads at once.
 """
 
+import operator
+
 from . import _deconv
 from ._deconv import (  # noqa: F401  (the public API)
     Attributes,
@@ -44,6 +46,9 @@ from ._deconv import (  # noqa: F401  (the public API)
     set_cpu_threads,
 )
 from ._tensors import add_bias as _add_bias
+from ._tensors import add_batch_axis as _add_batch_axis
+from ._tensors import check_bias as _check_bias
+from ._tensors import check_output as _check_output
 from ._tensors import dtype_name
 from ._tensors import empty_like as _empty_like
 from ._tensors import exportable as _exportable
@@ -70,6 +75,16 @@ def _exec(device="cpu", allow_cpu_fallback=False, schedule="", use_schedule_data
                          use_schedule_database=use_schedule_database, algorithm=algorithm)
 
 
+def _integers(value, name, what):
+    """`value`'s items as ints: integers only (operator.index), never floats or digit strings."""
+    if isinstance(value, (str, bytes)):
+        raise InvalidArgumentError(f"{name} is {value!r}, not {what}")
+    try:
+        return [operator.index(v) for v in value]
+    except TypeError:
+        raise InvalidArgumentError(f"{name} is {value!r}, not {what}") from None
+
+
 def _list(value, name):
     """A spec attribute: None (the spec's default) or one integer per spatial axis."""
     if value is None:
@@ -77,10 +92,7 @@ def _list(value, name):
     if isinstance(value, int):
         raise InvalidArgumentError(f"{name} is {value}, but the spec functions take one value per "
                                    f"spatial axis, e.g. {name}=[{value}, {value}]")
-    try:
-        return [int(v) for v in value]
-    except (TypeError, ValueError):
-        raise InvalidArgumentError(f"{name} is {value!r}, not a list of integers") from None
+    return _integers(value, name, "a list of integers")
 
 
 def _attributes(strides=None, pads_begin=None, pads_end=None, dilations=None, output_padding=None,
@@ -103,6 +115,7 @@ def infer_shape(op, input_shape, filter_shape, *, output_shape=None, **attribute
 
 def _run(op, data, filter, out, attrs, output_shape, exec_options, filter_shape=None, filter_groups=0):
     data, filter = _exportable(data), _exportable(filter)
+    _check_output(out)
     if filter_shape is None:
         filter_shape = _shape_of(filter, "filter")
     info = _deconv.infer_shape(op, _shape_of(data, "input"), filter_shape, attrs, output_shape)
@@ -164,12 +177,11 @@ def convolution_backward_data(diff_dst, weights, dst_shape=None, *, strides=None
 # ---------------------------------------------------------------- PyTorch's arguments
 
 def _per_axis(value, rank, name):
+    if isinstance(value, bool):
+        raise InvalidArgumentError(f"{name} is {value!r}, not an integer or {rank} integers")
     if isinstance(value, int):
         return [value] * rank
-    try:
-        values = [int(v) for v in value]
-    except (TypeError, ValueError):
-        raise InvalidArgumentError(f"{name} is {value!r}, not an integer or {rank} integers") from None
+    values = _integers(value, name, f"an integer or {rank} integers")
     if len(values) == 1:
         return values * rank
     if len(values) != rank:
@@ -210,19 +222,21 @@ def _conv_transpose(rank, input, weight, bias, stride, padding, output_padding, 
     input, weight = _exportable(input), _exportable(weight)
     in_shape = _shape_of(input, "input")
     unbatched = len(in_shape) == rank + 1
+    given_out = out
     if unbatched:  # PyTorch's unbatched form [C, X..]: a batch of one, the same memory
-        input = input[None]
+        input = _add_batch_axis(input)
         if out is not None:
-            out = out[None]
+            out = _add_batch_axis(out)
     attrs = _torch_attributes(rank, stride, padding, output_padding, dilation)
     filter_shape = _torch_filter_shape(_shape_of(weight, "weight"), groups, rank)
+    if bias is not None:  # checked before the kernel writes anything
+        bias = _exportable(bias)
+        _check_bias(bias, input, filter_shape[0] * filter_shape[2])
     result = _run(_GROUP_BACKPROP, input, weight, out, attrs, None, _exec(**exec_kwargs), filter_shape, groups)
     if bias is not None:
-        channels = int(result.shape[1])
-        if list(_shape_of(bias, "bias")) != [channels]:
-            raise InvalidArgumentError(f"bias has shape {_shape_of(bias, 'bias')}, but the output has "
-                                       f"{channels} channels: it needs [{channels}]")
-        _add_bias(result, _exportable(bias), 1, dtype_name(result.dtype))
+        _add_bias(result, bias, 1)
+    if given_out is not None:
+        return given_out
     return result[0] if unbatched else result
 
 
@@ -345,6 +359,7 @@ class Plan:
     def run(self, input, filter, out=None):
         """Runs the layer; returns `out`, or a new tensor of the input's framework."""
         input = _exportable(input)
+        _check_output(out)
         result = _empty_like(input, self._plan.output_shape) if out is None else out
         if isinstance(filter, PackedFilter):
             self._plan._run_packed(input, filter, result)

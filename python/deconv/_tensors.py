@@ -53,10 +53,31 @@ def _is_jax(x):
 
 def exportable(x):
     """`x`, readable in place: a torch tensor that requires grad is detached (the same memory;
-    deconv computes no gradients)."""
-    if _torch_of(x) is not None and x.requires_grad:
-        return x.detach()
+    deconv computes no gradients). A torch tensor with its lazy negation bit set (torch exports
+    its memory, not its values) is resolved into a new tensor: the one copy deconv makes."""
+    if _torch_of(x) is not None:
+        if x.requires_grad:
+            x = x.detach()
+        if x.is_neg():
+            x = x.resolve_neg()
     return x
+
+
+def check_output(out):
+    """Refuses an output deconv cannot write as the caller sees it (before anything runs)."""
+    if out is not None and _torch_of(out) is not None and out.is_neg():
+        from ._deconv import InvalidArgumentError
+        raise InvalidArgumentError("out is a torch tensor with its negation bit set (a lazy negated view): "
+                                   "deconv would write its memory, not its values; pass a plain tensor")
+
+
+def add_batch_axis(x):
+    """x[None]: a leading axis of one, the same memory; buffer-protocol objects through numpy."""
+    try:
+        return x[None]
+    except TypeError:
+        import numpy
+        return numpy.asarray(x)[None]
 
 
 def shape_of(x, what):
@@ -88,13 +109,29 @@ def finish(ref, out):
     return out
 
 
-def add_bias(out, bias, channel_axis, dtype):
-    """out += bias along `channel_axis`, in out's framework, in place."""
+def check_bias(bias, input, channels):
+    """Refuses a bias that add_bias could not add to an output of `channels` channels computed
+    from `input`: a tensor deconv reads, on the input's device, of the input's dtype, shape
+    [channels], and a float dtype (checked before the kernel runs, so that out stays untouched)."""
+    from ._deconv import InvalidArgumentError, UnsupportedError, _view_info
+    info = _view_info(bias, what="bias")  # a tensor deconv reads, or InvalidArgumentError
+    dtype = _view_info(input, what="input")["dtype"]
     if dtype not in FLOAT_DTYPES:
-        from ._deconv import UnsupportedError
         raise UnsupportedError(
             f"bias with dtype {dtype}: the integer dtypes saturate on store, so a bias added after "
             "the kernel would round differently; pass bias=None")
+    if info["dtype"] != dtype:
+        raise InvalidArgumentError(f"bias has dtype {info['dtype']} but the input has {dtype}")
+    if info["shape"] != [channels]:
+        raise InvalidArgumentError(f"bias has shape {info['shape']}, but the output has {channels} "
+                                   f"channels: it needs [{channels}]")
+    in_torch, bias_torch = _torch_of(input) is not None, _torch_of(bias) is not None
+    if in_torch and bias_torch and bias.device != input.device:
+        raise InvalidArgumentError(f"bias is on {bias.device} but the input on {input.device}")
+
+
+def add_bias(out, bias, channel_axis):
+    """out += bias along `channel_axis`, in out's framework, in place (check_bias passed)."""
     shape = [1] * len(out.shape)
     shape[channel_axis] = -1
     torch = _torch_of(out)

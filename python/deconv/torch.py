@@ -3,8 +3,12 @@
 They take torch.nn's constructor and parameters (they are subclasses of torch.nn's), and
 forward() runs deconv's kernels whenever no gradient is needed: under torch.no_grad() or
 torch.inference_mode(), or when neither the input nor the parameters require grad. Each module
-keeps one Plan per input shape and dtype, and the weight packed once per weight version (a
-load_state_dict or an in-place update repacks it).
+keeps one Plan per input shape and dtype.
+
+The weight is packed into the kernels' layout on every call, unless the module is told that its
+weights are constant: ``deconv_constant_weights = True`` packs once per weight tensor and version
+(in-place updates and load_state_dict bump the version and repack; writes through
+``weight.data`` do not, so call ``deconv_repack()`` after those).
 
 forward() falls back to torch's own kernel where deconv cannot serve the call (autograd, a
 device or dtype this build has no kernel for) and records why in ``deconv_last_reason``; set
@@ -34,6 +38,11 @@ class _DeconvForward:
 
     _rank = 0
     deconv_fallback = True
+    deconv_constant_weights = False
+
+    def deconv_repack(self):
+        """Forgets the packed weights (after writes that bypass the version counter)."""
+        self._deconv_state()["packed"] = {}
 
     def _deconv_state(self):
         state = self.__dict__.get("_deconv_cache")
@@ -77,13 +86,16 @@ class _DeconvForward:
                                               self.padding, output_padding, self.groups, self.dilation)
             state["plans"][key] = plan
         weight = self.weight.detach()
-        packed_key = (key, weight.data_ptr(), weight._version)
-        packed = state["packed"].get(packed_key)
-        if packed is None:
-            state["packed"] = {k: v for k, v in state["packed"].items() if k[0] != key}
-            packed = plan.pack_filter(weight)
-            state["packed"][packed_key] = packed
-        out = plan.run(x.detach(), packed)
+        if self.deconv_constant_weights:
+            packed_key = (key, weight.data_ptr(), weight._version)
+            packed = state["packed"].get(packed_key)
+            if packed is None:
+                state["packed"] = {k: v for k, v in state["packed"].items() if k[0] != key}
+                packed = plan.pack_filter(weight)
+                state["packed"][packed_key] = packed
+            out = plan.run(x.detach(), packed)
+        else:
+            out = plan.run(x.detach(), weight)
         if self.bias is not None:
             out.add_(self.bias.detach().reshape([1, -1] + [1] * self._rank))
         return out[0] if unbatched else out
@@ -108,24 +120,25 @@ _SWAPS = {
 }
 
 
-def swap_conv_transpose(model):
+def swap_conv_transpose(model, constant_weights=False):
     """Replaces every torch.nn.ConvTranspose{1,2,3}d in `model` (in place, recursively) by
-    deconv's module of the same configuration, sharing its parameters. Returns the model and
-    the number of modules swapped."""
+    deconv's module of the same configuration, sharing its parameters; `constant_weights` sets
+    their deconv_constant_weights. Returns the model and the number of modules swapped."""
     count = 0
     if type(model) in _SWAPS:
-        return _swapped(model), 1
+        return _swapped(model, constant_weights), 1
     for name, child in list(model.named_children()):
         if type(child) in _SWAPS:
-            setattr(model, name, _swapped(child))
+            setattr(model, name, _swapped(child, constant_weights))
             count += 1
         else:
-            count += swap_conv_transpose(child)[1]
+            count += swap_conv_transpose(child, constant_weights)[1]
     return model, count
 
 
-def _swapped(module):
+def _swapped(module, constant_weights):
     new = _SWAPS[type(module)].__new__(_SWAPS[type(module)])
     new.__dict__.update(module.__dict__)  # the same parameters, buffers, hooks and settings
     new.__dict__.pop("_deconv_cache", None)
+    new.deconv_constant_weights = constant_weights
     return new

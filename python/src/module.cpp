@@ -284,8 +284,8 @@ PYBIND11_MODULE(_deconv, m) {
 
     m.def(
         "_view_info",
-        [](py::handle obj, bool writable) {
-            ImportedTensor t = import_tensor(obj, "tensor", writable);
+        [](py::handle obj, bool writable, const std::string &what) {
+            ImportedTensor t = import_tensor(obj, what.c_str(), writable);
             py::dict d;
             d["data"] = reinterpret_cast<uintptr_t>(t.view.data);
             d["dtype"] = deconv::dtype_name(t.view.dtype);
@@ -295,7 +295,7 @@ PYBIND11_MODULE(_deconv, m) {
             return d;
         },
         "How deconv sees a tensor: its data address, dtype, shape, strides (elements) and device.",
-        py::arg("tensor"), py::arg("writable") = false);
+        py::arg("tensor"), py::arg("writable") = false, py::arg("what") = "tensor");
 
     // ------------------------------------------------------------ build and machine facts
     m.def("set_cpu_threads", &deconv::set_cpu_threads, py::arg("threads"));

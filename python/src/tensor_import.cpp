@@ -59,6 +59,25 @@ std::string dlpack_device(const DLDevice &d) {
     }
 }
 
+// A Python exception's message without the traceback pybind11 appends to what().
+std::string message_of(const py::error_already_set &e) {
+    return std::string(py::str(e.type().attr("__name__"))) + ": " + std::string(py::str(e.value()));
+}
+
+// The buffer protocol's format characters that deconv does not take, by the names users know.
+std::string format_name(const std::string &f, Py_ssize_t itemsize) {
+    static const struct {
+        const char *format;
+        const char *name;
+    } names[] = {{"?", "bool"}, {"h", "int16"}, {"H", "uint16"}, {"I", "uint32"}, {"Zf", "complex64"},
+                 {"Zd", "complex128"}, {"g", "float128"}};
+    for (const auto &n : names)
+        if (f == n.format) return n.name;
+    if ((f == "l" || f == "q") && itemsize == 8) return "int64";
+    if ((f == "L" || f == "Q") && itemsize == 8) return "uint64";
+    return "'" + f + "'";
+}
+
 // The buffer protocol's struct format character, as a dtype (native or little-endian order only).
 deconv::DType buffer_dtype(const Py_buffer &b, const char *what) {
     std::string f = b.format ? b.format : "B";
@@ -74,8 +93,8 @@ deconv::DType buffer_dtype(const Py_buffer &b, const char *what) {
     if (f == "b" && n == 1) return deconv::DType::i8;
     if (f == "B" && n == 1) return deconv::DType::u8;
     if ((f == "i" || f == "l" || f == "q") && n == 4) return deconv::DType::i32;
-    invalid(std::string(what) + " has buffer format '" + std::string(b.format ? b.format : "B") + "' (" +
-            std::to_string(n) + "-byte elements); " + kAccepted);
+    invalid(std::string(what) + " has dtype " + format_name(f, n) + " (buffer format '" +
+            std::string(b.format ? b.format : "B") + "', " + std::to_string(n) + "-byte elements); " + kAccepted);
 }
 
 }  // namespace
@@ -124,7 +143,7 @@ ImportedTensor import_tensor(py::handle obj, const char *what, bool writable) {
         } catch (py::error_already_set &e) {
             // numpy refuses __dlpack__ on read-only arrays (BufferError): the buffer protocol
             // still reads them.
-            dlpack_error = e.what();
+            dlpack_error = message_of(e);
         }
     }
     if (t.managed_) {
@@ -158,7 +177,7 @@ ImportedTensor import_tensor(py::handle obj, const char *what, bool writable) {
         std::string message = std::string(what) + " is not a tensor deconv can read (a " +
                               std::string(py::str(py::type::handle_of(obj).attr("__name__"))) + ")";
         if (!dlpack_error.empty()) message += ": __dlpack__ failed: " + dlpack_error;
-        message += std::string("; the buffer protocol") + (writable ? " (writable)" : "") + " failed: " + e.what();
+        message += std::string("; the buffer protocol") + (writable ? " (writable)" : "") + " failed: " + message_of(e);
         invalid(message);
     }
     t.has_buffer_ = true;

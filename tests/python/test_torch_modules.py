@@ -6,8 +6,10 @@ and agree with torch's own module, both checked against torch's conv_transpose i
 the same parameters with reference.float_bound (f32: 2 (n + 1) 2^-24 sum|x w| for any
 summation order, plus one rounding for the bias; bf16: the same plus half an ulp on store and
 a full ulp for the bias add). Where a gradient is needed the module falls back to torch,
-saying why, or raises deconv.UnsupportedError with deconv_fallback = False. The packed weight
-is cached per weight version: in-place updates and load_state_dict are seen by the next call.
+saying why, or raises deconv.UnsupportedError with deconv_fallback = False. By default the
+weight is packed on every call, so every update is seen; with deconv_constant_weights = True it
+is packed once per weight version (in-place updates and load_state_dict repack; writes through
+weight.data need deconv_repack()).
 """
 
 import numpy as np
@@ -196,6 +198,29 @@ def test_weight_update_through_data_is_picked_up():
     assert same, \
         "after weight.data.mul_(2) the deconv module still computes with the old weight " \
         f"(max |diff| {float((got - want).abs().max()):.3g})"
+
+
+def test_constant_weights_pack_once_per_version():
+    cfg = CONFIGS[3]
+    ref, mod = _pair(2, 23, cfg)
+    mod.deconv_constant_weights = True
+    x = _input(cfg, 2, 5)
+    with torch.no_grad():
+        torch.testing.assert_close(mod(x), ref(x), rtol=1e-4, atol=1e-5)
+        assert len(mod._deconv_cache["packed"]) == 1
+        mod(x)
+        assert len(mod._deconv_cache["packed"]) == 1  # reused, not packed again
+        mod.weight.add_(0.25)  # a new version: repacked
+        ref.weight.add_(0.25)
+        torch.testing.assert_close(mod(x), ref(x), rtol=1e-4, atol=1e-5)
+        mod.weight.data.mul_(2.0)  # no new version: the packed weight is stale until deconv_repack()
+        ref.weight.data.mul_(2.0)
+        assert not torch.allclose(mod(x), ref(x), rtol=1e-4, atol=1e-5)
+        mod.deconv_repack()
+        torch.testing.assert_close(mod(x), ref(x), rtol=1e-4, atol=1e-5)
+    model, count = dt.swap_conv_transpose(torch.nn.Sequential(torch.nn.ConvTranspose2d(2, 2, 3)),
+                                          constant_weights=True)
+    assert count == 1 and model[0].deconv_constant_weights
 
 
 def test_autograd_falls_back_to_torch():
