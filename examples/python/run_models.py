@@ -2,30 +2,34 @@
 """Runs real models (models.py) with torch's transposed convolutions and with deconv's, checks
 that the outputs match and times the forward pass.
 
-    PYTHONPATH=build/python python3 examples/python/run_models.py [--small] [--model NAME] [--repeats N]
+    PYTHONPATH=build/python /usr/bin/python3 examples/python/run_models.py [--small] [--model NAME] [--repeats N]
 
 For each model: build it in eval mode with a fixed seed (BatchNorm statistics from one
-train-mode pass on the same input), run torch's forward (the reference: every ConvTranspose is
-torch.nn's), deep-copy it and swap its ConvTransposes for deconv's modules
-(deconv.torch.swap_conv_transpose), run again and compare. Every swapped module must have run
-deconv's kernels (deconv_last_reason == ""); a fallback to torch is a failure.
+train-mode pass on the same input) and run torch's forward: the reference, in which every
+ConvTranspose is torch.nn's. Then deep-copy it twice and swap the copies' ConvTransposes for
+deconv's modules (deconv.torch.swap_conv_transpose): once as the modules come (the weight packed
+into the kernels' layout on every call) and once with constant_weights=True (packed once), run
+both under torch.inference_mode() and compare. Every swapped module must have run deconv's
+kernels (deconv_last_reason == ""); a fallback to torch is a failure.
 
-The match criterion is the relative norm error ||deconv - torch|| / ||torch|| < 1e-4 (f32).
-Both sides compute each transposed convolution in f32 with a different summation order, so each
-layer's outputs differ by rounding: a sum of K products carries a relative error of about
-sqrt(K) * 2^-24 ~ 1e-6 for the K (up to 4096) of these layers, and the printed per-layer error
-shows it. The other layers are torch's on both sides and, with these initialisations, carry
-a relative perturbation through at about its size (normalised, variance-preserving networks;
-ReLU, tanh and BatchNorm in eval mode are Lipschitz), so the outputs differ by a few 1e-6. The
-bound leaves a margin of ~10-100x for that amplification, while any real defect (a tap, a pad,
-a stride or a group wrong) moves the output by O(1) relative error.
+The match criterion is the relative norm error ||deconv - torch|| / ||torch|| < 1e-4 (f32), on
+the first call and on the last timed one. Both sides compute each transposed convolution in f32
+in a different summation order, so each layer's outputs differ by rounding: a sum of K products
+carries a relative error of at most about sqrt(K) * 2^-24 ~ 4e-6 for the largest K here (4096),
+and the printed per-layer errors (each deconv layer run on the torch layer's own input) are
+1e-7 to 8e-7. The other layers are torch's on both sides and carry a relative perturbation
+through at about its size (variance-preserving initialisations, BatchNorm calibrated; ReLU, tanh
+and eval-mode BatchNorm are Lipschitz), so the outputs differ by 0.6e-6 to 1.4e-6. The bound
+leaves a margin of ~70x over that, while a real defect (a tap, a pad, a stride or a group wrong)
+gives O(1) relative error and a weight off by 1e-3 gives ~1e-3 (--perturb checks that it fails).
 
-Timing: the median of --repeats forwards per side after warm-up, torch and deconv alternating
-(and the order swapped every repeat) to cancel drift; torch.set_num_threads and
-deconv.set_cpu_threads both get --threads (2). The transposed convolutions alone are timed in
-the same runs with forward hooks (pre-hook to hook of each ConvTranspose, summed per forward):
-the other layers are identical on both sides. Exit status 1 when a model mismatches or fell
-back, else 0.
+Timing: the median of --repeats forwards per side after warm-up, the sides (torch, deconv,
+deconv with constant weights) in turn with the order rotated every repeat to cancel drift;
+torch.set_num_threads and deconv.set_cpu_threads both get --threads (2). The transposed
+convolutions alone are timed in the same runs with forward hooks (pre-hook to hook of each
+ConvTranspose, summed per forward): the other layers are identical on all sides, so the whole
+forward's difference is theirs plus noise. Exit status 1 when a model mismatches, fell back or
+raised, else 0.
 """
 
 import argparse
@@ -135,6 +139,12 @@ def fallbacks(layers):
     return bad
 
 
+# The deconv sides: swap_conv_transpose's constant_weights. False (the modules' default) packs
+# the weight into the kernels' layout on every call; True packs it once per weight version.
+DECONV_SIDES = {"deconv": False, "deconv-const": True}
+SIDES = ("torch",) + tuple(DECONV_SIDES)
+
+
 def run_model(spec, args):
     """Checks and times one model; returns a result dict (ok False on a mismatch or fallback)."""
     print(f"== {spec.name}: {spec.title}", flush=True)
@@ -143,101 +153,112 @@ def run_model(spec, args):
     inputs = spec.inputs(args.small, torch.Generator().manual_seed(args.seed + 1))
     models.calibrate_batchnorm(model, inputs)  # eval mode; a no-op without BatchNorm
 
-    reference = model
-    swapped, count = dt.swap_conv_transpose(copy.deepcopy(model))
-    ref_layers = conv_transposes(reference)
-    dec_layers = conv_transposes(swapped)
+    nets = {"torch": model}
+    layers = {"torch": conv_transposes(model)}
     problems = []
     # The reference must be torch's own: no deconv module in it, and every ConvTranspose swapped.
-    if any(isinstance(m, DECONV_CONVT) for m in reference.modules()):
+    if any(isinstance(m, DECONV_CONVT) for m in model.modules()):
         problems.append("the reference model holds deconv modules")
-    if count != len(ref_layers) or count == 0:
-        problems.append(f"swapped {count} modules, but the model has {len(ref_layers)} ConvTransposes")
-    if not all(isinstance(m, DECONV_CONVT) for _, m in dec_layers):
-        problems.append("a ConvTranspose of the swapped model is still torch's")
-    if [n for n, _ in ref_layers] != [n for n, _ in dec_layers]:
-        problems.append("the swapped model's ConvTransposes are not the reference's")
-    if args.perturb:  # testing the check: the deconv model's first ConvTranspose made wrong
-        with torch.no_grad():
-            dec_layers[0][1].weight.mul_(1 + args.perturb)
+    for side, constant in DECONV_SIDES.items():
+        nets[side], count = dt.swap_conv_transpose(copy.deepcopy(model), constant_weights=constant)
+        layers[side] = conv_transposes(nets[side])
+        if count != len(layers["torch"]) or count == 0:
+            problems.append(f"{side}: swapped {count} modules, but the model has {len(layers['torch'])} "
+                            "ConvTransposes")
+        if not all(isinstance(m, DECONV_CONVT) for _, m in layers[side]):
+            problems.append(f"{side}: a ConvTranspose of the swapped model is still torch's")
+        elif any(m.deconv_constant_weights != constant for _, m in layers[side]):
+            problems.append(f"{side}: deconv_constant_weights is not {constant}")
+        if [n for n, _ in layers[side]] != [n for n, _ in layers["torch"]]:
+            problems.append(f"{side}: the swapped model's ConvTransposes are not the reference's")
+        if args.perturb:  # testing the check: the deconv model's first ConvTranspose made wrong
+            with torch.no_grad():
+                layers[side][0][1].weight.mul_(1 + args.perturb)
 
-    result = {"spec": spec, "count": count, "input": list(inputs[0].shape), "problems": problems}
-    checker = LayerChecker([m for _, m in ref_layers], [m for _, m in dec_layers])
+    result = {"spec": spec, "count": count, "input": list(inputs[0].shape), "problems": problems,
+              "layers": layers["torch"], "first_call_ms": {}, "error": {}}
+    checker = LayerChecker([m for _, m in layers["torch"]], [m for _, m in layers["deconv"]])
+    timers = {side: LayerTimer([m for _, m in layers[side]]) for side in SIDES}
+    outputs = {}
+    errors = {side: [] for side in DECONV_SIDES}
     with torch.inference_mode():
-        # Correctness: first calls (deconv builds its plans and packs the weights here).
-        ref_out = reference(*inputs)
+        # Correctness: the first calls (deconv builds its plans, and packs the weights, here).
+        ref_out = nets["torch"](*inputs)
         checker.remove()
-        start = time.perf_counter()
-        dec_out = swapped(*inputs)
-        result["first_call_ms"] = (time.perf_counter() - start) * 1e3
-        problems += [f"fell back to torch: {b}" for b in fallbacks(dec_layers)]
+        for side in DECONV_SIDES:
+            timers[side].reset()
+            out = nets[side](*inputs)
+            result["first_call_ms"][side] = sum(timers[side].seconds) * 1e3  # the ConvTransposes'
+            problems += [f"{side} fell back to torch: {b}" for b in fallbacks(layers[side])]
+            errors[side].append(rel_error(out, ref_out))
+            if side == "deconv":
+                result["max_abs"] = (out.double() - ref_out.double()).abs().max().item()
         result["output"] = list(ref_out.shape)
+        result["ref_max"] = ref_out.abs().max().item()
         result["layer_errors"] = checker.errors
         result["layer_inputs"] = checker.input_shapes
-        errors = [rel_error(dec_out, ref_out)]
-        result["max_abs"] = (dec_out.double() - ref_out.double()).abs().max().item()
-        result["ref_max"] = ref_out.abs().max().item()
 
-        # Timing: warm-up, then torch and deconv alternating, the order swapped every repeat.
+        # Timing: warm-up, then the sides in turn, the order rotated every repeat.
         for _ in range(args.warmup):
-            reference(*inputs)
-            swapped(*inputs)
-        sides = {"torch": (reference, LayerTimer([m for _, m in ref_layers])),
-                 "deconv": (swapped, LayerTimer([m for _, m in dec_layers]))}
-        total = {side: [] for side in sides}
-        layers = {side: [] for side in sides}
+            for side in SIDES:
+                nets[side](*inputs)
+        total = {side: [] for side in SIDES}
+        per_layer = {side: [] for side in SIDES}
         for r in range(args.repeats):
-            for side in (("torch", "deconv") if r % 2 == 0 else ("deconv", "torch")):
-                net, timer = sides[side]
-                timer.reset()
+            for side in SIDES[r % len(SIDES):] + SIDES[:r % len(SIDES)]:
+                timers[side].reset()
                 start = time.perf_counter()
-                out = net(*inputs)
+                outputs[side] = nets[side](*inputs)
                 total[side].append(time.perf_counter() - start)
-                layers[side].append(list(timer.seconds))
-                if side == "deconv":
-                    dec_out = out
-        for _, timer in sides.values():
+                per_layer[side].append(list(timers[side].seconds))
+        for timer in timers.values():
             timer.remove()
-        # The last timed deconv output: the cached plans and packed weights.
-        errors.append(rel_error(dec_out, ref_out))
-        problems += [f"fell back to torch: {b}" for b in fallbacks(dec_layers)]
+        # The last timed outputs: cached plans (and packed weights).
+        for side in DECONV_SIDES:
+            errors[side].append(rel_error(outputs[side], ref_out))
+            problems += [f"{side} fell back to torch: {b}" for b in fallbacks(layers[side])]
 
-    result["error"] = worst(errors)
-    for side in sides:
+    for side in DECONV_SIDES:
+        result["error"][side] = worst(errors[side])
+        if not result["error"][side] < TOLERANCE:  # NaN fails too
+            problems.append(f"{side}: relative error {result['error'][side]:.3g} exceeds {TOLERANCE:g}")
+    for side in SIDES:
         result[f"{side}_ms"] = statistics.median(total[side]) * 1e3
-        result[f"{side}_convt_ms"] = statistics.median(sum(run) for run in layers[side]) * 1e3
-        result[f"{side}_layer_ms"] = [statistics.median(run[i] for run in layers[side]) * 1e3
-                                      for i in range(len(dec_layers))]
-    if not result["error"] < TOLERANCE:  # NaN fails too
-        problems.append(f"relative error {result['error']:.3g} exceeds {TOLERANCE:g}")
+        result[f"{side}_convt_ms"] = statistics.median(sum(run) for run in per_layer[side]) * 1e3
+        result[f"{side}_layer_ms"] = [statistics.median(run[i] for run in per_layer[side]) * 1e3
+                                      for i in range(len(layers["torch"]))]
     result["ok"] = not problems
-    result["layers"] = [(name, m) for name, m in ref_layers]
 
     verdict = "match" if result["ok"] else "MISMATCH"
-    print(f"{spec.name}: {verdict}: relative error {result['error']:.3g} (tolerance {TOLERANCE:g}), "
+    error = worst(list(result["error"].values()))
+    print(f"{spec.name}: {verdict}: relative error {error:.3g} (tolerance {TOLERANCE:g}), "
           f"max abs error {result['max_abs']:.3g} (max |output| {result['ref_max']:.3g}), "
-          f"worst layer {worst(result['layer_errors']):.3g}; {count} ConvTranspose swapped; "
-          f"deconv first call {result['first_call_ms']:.1f} ms (plans, packing)", flush=True)
+          f"worst layer {worst(result['layer_errors']):.3g}; {count} ConvTranspose swapped; the ConvTransposes' "
+          f"first call (plans, packing) {result['first_call_ms']['deconv']:.1f} ms, "
+          f"{result['first_call_ms']['deconv-const']:.1f} ms with constant weights", flush=True)
     for p in problems:
         print(f"{spec.name}: FAIL: {p}", flush=True)
     if args.layers:
         print_layers(result)
-    print(f"{spec.name}: torch {result['torch_ms']:.1f} ms, deconv {result['deconv_ms']:.1f} ms; "
-          f"ConvTranspose layers: torch {result['torch_convt_ms']:.1f} ms, deconv "
-          f"{result['deconv_convt_ms']:.1f} ms", flush=True)
+    print(f"{spec.name}: forward: torch {result['torch_ms']:.1f} ms, deconv {result['deconv_ms']:.1f} ms, "
+          f"deconv constant weights {result['deconv-const_ms']:.1f} ms; ConvTranspose layers: torch "
+          f"{result['torch_convt_ms']:.1f} ms, deconv {result['deconv_convt_ms']:.1f} ms, deconv constant "
+          f"weights {result['deconv-const_convt_ms']:.1f} ms", flush=True)
     return result
 
 
 def print_layers(result):
-    print("| layer | input | kernel / stride / padding | torch ms | deconv ms | rel. error | deconv plan |")
-    print("|---|---|---|---:|---:|---:|---|")
+    print("| layer | input | kernel / stride / padding | torch ms | deconv ms | deconv const. ms | rel. error | "
+          "deconv plan |")
+    print("|---|---|---|---:|---:|---:|---:|---|")
     for i, (name, m) in enumerate(result["layers"]):
         shape = result["layer_inputs"][i]
         plan = deconv.Plan.conv_transpose(shape, list(m.weight.shape), m.weight.dtype, m.stride, m.padding,
                                           m.output_padding, m.groups, m.dilation)
         geometry = f"{shape_text(m.kernel_size)} / {shape_text(m.stride)} / {shape_text(m.padding)}"
         print(f"| {name} | {shape_text(shape)} | {geometry} | {result['torch_layer_ms'][i]:.2f} | "
-              f"{result['deconv_layer_ms'][i]:.2f} | {result['layer_errors'][i]:.2g} | {plan.describe()} |")
+              f"{result['deconv_layer_ms'][i]:.2f} | {result['deconv-const_layer_ms'][i]:.2f} | "
+              f"{result['layer_errors'][i]:.2g} | {plan.describe()} |")
 
 
 def unbuilt(spec):
@@ -268,7 +289,8 @@ def main(argv=None):
     parser.add_argument("--warmup", type=int, default=1, help="untimed forwards per side after the first (default 1)")
     parser.add_argument("--threads", type=int, default=2, help="torch and deconv CPU threads (default 2)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--layers", action="store_true", help="also print each ConvTranspose: shape, times, error, plan")
+    parser.add_argument("--layers", action="store_true",
+                        help="also print each ConvTranspose: shape, times, error, plan")
     parser.add_argument("--perturb", type=float, default=0.0, metavar="REL",
                         help="testing: scale the deconv model's first ConvTranspose weight by 1+REL, which must fail")
     args = parser.parse_args(argv)
@@ -302,20 +324,31 @@ def main(argv=None):
         return 0
 
     print()
-    print("| model | input shape | ConvT swapped | torch ms | deconv ms | speed-up | "
-          "torch ConvT ms | deconv ConvT ms | ConvT speed-up |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("Whole forward pass, median ms:")
+    print()
+    print("| model | input shape | ConvT swapped | torch | deconv | speed-up | deconv, constant weights | speed-up |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
     for r in results:
         print(f"| {r['spec'].name} | {shape_text(r['input'])}{r['spec'].shape_note} | {r['count']} | "
               f"{r['torch_ms']:.1f} | {r['deconv_ms']:.1f} | {r['torch_ms'] / r['deconv_ms']:.2f}x | "
-              f"{r['torch_convt_ms']:.1f} | {r['deconv_convt_ms']:.1f} | "
-              f"{r['torch_convt_ms'] / r['deconv_convt_ms']:.2f}x |")
+              f"{r['deconv-const_ms']:.1f} | {r['torch_ms'] / r['deconv-const_ms']:.2f}x |")
     print()
-    print("| model | output shape | rel. error | max abs error | max abs output | worst layer rel. error | match |")
-    print("|---|---|---:|---:|---:|---:|---|")
+    print("The transposed convolution layers alone (summed per forward, same runs), median ms:")
+    print()
+    print("| model | torch | share of torch's forward | deconv | speed-up | deconv, constant weights | speed-up |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for r in results:
-        print(f"| {r['spec'].name} | {shape_text(r['output'])} | {r['error']:.2g} | {r['max_abs']:.2g} | "
-              f"{r['ref_max']:.3g} | {worst(r['layer_errors']):.2g} | {'yes' if r['ok'] else 'NO'} |")
+        print(f"| {r['spec'].name} | {r['torch_convt_ms']:.1f} | {100 * r['torch_convt_ms'] / r['torch_ms']:.0f}% | "
+              f"{r['deconv_convt_ms']:.1f} | {r['torch_convt_ms'] / r['deconv_convt_ms']:.2f}x | "
+              f"{r['deconv-const_convt_ms']:.1f} | {r['torch_convt_ms'] / r['deconv-const_convt_ms']:.2f}x |")
+    print()
+    print("| model | output shape | rel. error | rel. error, constant weights | max abs error | max abs output | "
+          "worst layer rel. error | match |")
+    print("|---|---|---:|---:|---:|---:|---:|---|")
+    for r in results:
+        print(f"| {r['spec'].name} | {shape_text(r['output'])} | {r['error']['deconv']:.2g} | "
+              f"{r['error']['deconv-const']:.2g} | {r['max_abs']:.2g} | {r['ref_max']:.3g} | "
+              f"{worst(r['layer_errors']):.2g} | {'yes' if r['ok'] else 'NO'} |")
     print(f"\n# load average at the end {os.getloadavg()[0]:.2f}")
     failed = [r["spec"].name for r in results if not r["ok"]] + crashed
     if failed:
