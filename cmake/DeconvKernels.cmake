@@ -175,8 +175,9 @@ endfunction()
 # AVX-512 variant reaches. Their kernels for those variants would never run, so they are left
 # out: f16 keeps the variants without F16C (SSE4.1), bf16 those and the AVX-512 one. (They were
 # a quarter of the full matrix's kernel time: f16 637 s, bf16 540 s of 2554.) A list left empty
-# (DECONV_X86_TARGETS naming F16C variants only) keeps its last, fallback variant, so that every
-# dtype keeps its kernels.
+# (a native build on an F16C CPU, or DECONV_X86_TARGETS naming F16C variants only) builds no
+# kernel of that dtype: its layers run on the f32 kernels on every CPU the build runs on
+# (runtime/plan.cpp, and the registry's built_dtypes()).
 function(_deconv_cpu_targets_for dtype out)
   set(targets ${DECONV_CPU_TARGETS})
   if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$" AND "f32" IN_LIST DECONV_DTYPES AND
@@ -187,9 +188,6 @@ function(_deconv_cpu_targets_for dtype out)
         list(APPEND kept ${t})
       endif()
     endforeach()
-    if(NOT kept)
-      list(GET targets -1 kept)
-    endif()
     set(targets ${kept})
   endif()
   set(${out} ${targets} PARENT_SCOPE)
@@ -206,6 +204,9 @@ function(deconv_add_kernel)
     set(name "deconv_${K_OP}_r${K_RANK}_${K_DTYPE}")
     _deconv_cpu_kernel(${name} ${K_GENERATOR} ${K_DTYPE} ${params})
     set(variants "${_deconv_cpu_kernel_variants}")
+    if(variants STREQUAL "")
+      return()  # no variant needs it (a 16-bit dtype that runs as f32 wherever the build runs)
+    endif()
   elseif(K_DEVICE STREQUAL "CUDA")
     set(name "deconv_cuda_${K_OP}_r${K_RANK}_${K_DTYPE}")
     _deconv_halide_library(${name} ${K_GENERATOR} "${DECONV_CUDA_TARGET}" ${params})

@@ -2,6 +2,7 @@
 
 #include "halide_glue.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
@@ -112,6 +113,17 @@ const KernelEntry *find_kernel(const KernelKey &key) {
     return nullptr;
 }
 
+bool half_runs_on_f32_kernel(const KernelKey &key) {
+    if (key.device != Device::CPU || (key.dtype != DType::f16 && key.dtype != DType::bf16)) return false;
+    if (std::find(std::begin(kDtypesConfigured), std::end(kDtypesConfigured), key.dtype) ==
+        std::end(kDtypesConfigured))
+        return false;
+    if (find_kernel(key)) return false;
+    KernelKey f32 = key;
+    f32.dtype = DType::f32;
+    return find_kernel(f32) != nullptr;
+}
+
 const KernelEntry *find_kernel(const KernelKey &key, const ScheduleKnobs &knobs) {
     for (const KernelEntry &k : kernels())
         if (k.key == key && k.knobs == knobs) return &k;
@@ -139,7 +151,15 @@ std::vector<T> distinct(Device device, Field field) {
 std::vector<std::string> built_cpu_variants() { return detail::built_cpu_variants(); }
 
 std::vector<DType> built_dtypes(Device device) {
-    return distinct<DType>(device, [](const detail::KernelEntry &k) { return k.key.dtype; });
+    std::vector<DType> out = distinct<DType>(device, [](const detail::KernelEntry &k) { return k.key.dtype; });
+    if (device != Device::CPU) return out;
+    // 16-bit dtypes of the matrix without kernels of their own run on the f32 ones.
+    const bool f32 = std::find(out.begin(), out.end(), DType::f32) != out.end();
+    for (DType t : detail::kDtypesConfigured) {
+        if (f32 && (t == DType::f16 || t == DType::bf16) && std::find(out.begin(), out.end(), t) == out.end())
+            out.push_back(t);
+    }
+    return out;
 }
 
 std::vector<int> built_ranks(Device device) {
@@ -156,7 +176,7 @@ bool has_kernel(Op op, int rank, DType dtype, DataFormat format, Device device) 
     // The kernel each op runs first: channels vectorized under NXC (and for the forward op).
     key.channels = format == DataFormat::NXC || op == Op::GroupConvolution;
     if (device == Device::CUDA) key.channels = format == DataFormat::NXC;
-    return detail::find_kernel(key) != nullptr;
+    return detail::find_kernel(key) != nullptr || detail::half_runs_on_f32_kernel(key);
 }
 
 }  // namespace deconv

@@ -111,6 +111,11 @@ const std::vector<std::string> &built_cpu_variants();
 // The kernel matrix's kernel of `key` (the first in the table), or the one built with `knobs`;
 // nullptr when this build has none.
 const KernelEntry *find_kernel(const KernelKey &key);
+// Whether a CPU layer of `key`'s dtype runs on the f32 kernels because the build has no kernel of
+// its own for `key` (no variant needed one: cmake/DeconvKernels.cmake): f16 and bf16 of the
+// matrix (DECONV_DTYPES), where the f32 kernel of the same key exists. The conversions are exact
+// and the result is rounded once, the arithmetic the 16-bit kernels have.
+bool half_runs_on_f32_kernel(const KernelKey &key);
 const KernelEntry *find_kernel(const KernelKey &key, const ScheduleKnobs &knobs);
 
 }  // namespace detail

@@ -251,7 +251,12 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
         choose_policy(*impl, attrs, exec);
         detail::choose_cpu_kernels(*impl);
     }
-    if (!impl->kernel || !impl->interior_kernel) {
+    // f16 and bf16 where the build left their kernels out (every CPU it runs on converts them).
+    bool half_on_f32 = false;
+    if (impl->device == Device::CPU && (!impl->kernel || !impl->interior_kernel)) {
+        half_on_f32 = detail::half_runs_on_f32_kernel(detail::cpu_kernel_key(*impl, rank, impl->channel_major, false));
+    }
+    if ((!impl->kernel || !impl->interior_kernel) && !half_on_f32) {
         const std::string no_variant = impl->device == Device::CPU ? detail::missing_cpu_variant_reason() : "";
         throw Error(ErrorKind::Unsupported, std::string("no kernel for ") + op_name(op) + " " + std::to_string(rank) +
                                                 "D " + dtype_name(dtype) + " " + data_format_name(geo.data_format) +
@@ -266,7 +271,8 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
         // The Winograd path computes in f32: 16-bit layers on it run as f32 too.
         const int winograd_tile = detail::choose_winograd_tile(*impl, exec.algorithm);
         if (winograd_tile > 0 && dtype == DType::f32) detail::set_winograd(*impl, winograd_tile);
-        if ((detail::runs_as_f32(dtype) || winograd_tile > 0) && dtype != DType::f32 && detail::find_kernel(f32)) {
+        if ((detail::runs_as_f32(dtype) || winograd_tile > 0 || half_on_f32) && dtype != DType::f32 &&
+            detail::find_kernel(f32)) {
             // The f32 plan runs with this plan's pins (its database entry is this layer's) and
             // its choice of algorithm.
             ExecOptions as_f32;

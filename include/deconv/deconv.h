@@ -385,11 +385,15 @@ std::string cpu_variant();
 // The CPU variants this library has kernels for, best first.
 std::vector<std::string> built_cpu_variants();
 
-// The dtypes and ranks this build of the library has kernels for, on the CPU or on CUDA.
+// The dtypes and ranks this build of the library runs, on the CPU or on CUDA. On the CPU, f16 and
+// bf16 of the matrix may run on the f32 kernels (exact conversions, one rounding on store: the
+// 16-bit kernels' arithmetic) where no CPU variant of the build needs kernels of their own, e.g. a
+// native build on a CPU with F16C.
 std::vector<DType> built_dtypes(Device device = Device::CPU);
 std::vector<int> built_ranks(Device device = Device::CPU);
 // Whether this build has the kernel `op` runs on (backprop ops: the phase convolution) for that
-// rank, dtype, data format and device.
+// rank, dtype, data format and device (for 16-bit CPU layers: their own, or the f32 one they run
+// on).
 bool has_kernel(Op op, int rank, DType dtype, DataFormat format, Device device);
 
 // ---------------------------------------------------------------- schedule databases
