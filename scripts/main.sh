@@ -5,7 +5,8 @@
 #      the shape inference of the spec's example layers, runs the spec's 2D example checked
 #      against a numpy reference, and benchmarks a few layers of the suite against oneDNN;
 #   2. the full build (./build: the whole kernel matrix, scripts/build.sh) and the benchmark of
-#      the whole suite, with its charts where tools/plot_bench.py is present.
+#      the whole suite, with its charts where tools/plot_bench.py is present; then real PyTorch
+#      models run with their ConvTransposes on deconv (examples/python/run_models.py).
 # Extra arguments go to CMake's configure step of the full build, e.g. -DDECONV_DTYPES=f32.
 # Environment: BUILD_DIR (build), DEMO_BUILD_DIR (build-demo), JOBS (every core), DEMO_ONLY=1
 # (stop after the demonstration).
@@ -97,6 +98,11 @@ if [ -f tools/plot_bench.py ]; then
   else
     echo "charts: tools/plot_bench.py failed (see above); the data is in $BUILD_DIR/bench/suite.json"
   fi
+fi
+if [ -f "$BUILD_DIR/python/deconv/__init__.py" ] && /usr/bin/python3 -c "import torch" 2> /dev/null; then
+  stage "PyTorch models through the Python package: their ConvTransposes swapped for deconv's" \
+        "about a minute"
+  PYTHONPATH="$BUILD_DIR/python" /usr/bin/python3 examples/python/run_models.py --threads "$JOBS"
 fi
 stage "" ""
 echo "main: done in $(($(date +%s) - t0)) s"
