@@ -122,6 +122,36 @@ class LayerChecker:
             h.remove()
 
 
+class BackgroundLoad:
+    """The CPU time other processes took while the timed runs ran, in cores on average (from
+    /proc/stat's busy time less this process's own; None where /proc/stat is missing)."""
+
+    def __init__(self):
+        self._start = (self._busy(), self._own(), time.perf_counter())
+
+    @staticmethod
+    def _busy():
+        try:
+            with open("/proc/stat") as f:
+                fields = [int(v) for v in f.readline().split()[1:]]
+        except (OSError, ValueError):
+            return None
+        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle, iowait
+        return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")  # guest time is in user already
+
+    @staticmethod
+    def _own():
+        t = os.times()
+        return t.user + t.system
+
+    def cores(self):
+        busy, own, start = self._start
+        now = self._busy()
+        if busy is None or now is None:
+            return None
+        return max(0.0, (now - busy) - (self._own() - own)) / (time.perf_counter() - start)
+
+
 def worst(errors):
     """The largest error, NaN when any is NaN."""
     return math.nan if any(math.isnan(e) for e in errors) else max(errors)
@@ -204,6 +234,7 @@ def run_model(spec, args):
                 nets[side](*inputs)
         total = {side: [] for side in SIDES}
         per_layer = {side: [] for side in SIDES}
+        background = BackgroundLoad()
         for r in range(args.repeats):
             for side in SIDES[r % len(SIDES):] + SIDES[:r % len(SIDES)]:
                 timers[side].reset()
@@ -211,6 +242,7 @@ def run_model(spec, args):
                 outputs[side] = nets[side](*inputs)
                 total[side].append(time.perf_counter() - start)
                 per_layer[side].append(list(timers[side].seconds))
+        result["background"] = background.cores()
         for timer in timers.values():
             timer.remove()
         # The last timed outputs: cached plans (and packed weights).
@@ -240,6 +272,9 @@ def run_model(spec, args):
         print(f"{spec.name}: FAIL: {p}", flush=True)
     if args.layers:
         print_layers(result)
+    if result["background"] is not None:
+        print(f"{spec.name}: other processes used {result['background']:.2f} cores on average during the "
+              "timed runs", flush=True)
     print(f"{spec.name}: forward: torch {result['torch_ms']:.1f} ms, deconv {result['deconv_ms']:.1f} ms, "
           f"deconv constant weights {result['deconv-const_ms']:.1f} ms; ConvTranspose layers: torch "
           f"{result['torch_convt_ms']:.1f} ms, deconv {result['deconv_convt_ms']:.1f} ms, deconv constant "
@@ -326,12 +361,14 @@ def main(argv=None):
     print()
     print("Whole forward pass, median ms:")
     print()
-    print("| model | input shape | ConvT swapped | torch | deconv | speed-up | deconv, constant weights | speed-up |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("| model | input shape | ConvT swapped | torch | deconv | speed-up | deconv, constant weights | speed-up | "
+          "background load |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in results:
+        load = "n/a" if r["background"] is None else f"{r['background']:.2f} cores"
         print(f"| {r['spec'].name} | {shape_text(r['input'])}{r['spec'].shape_note} | {r['count']} | "
               f"{r['torch_ms']:.1f} | {r['deconv_ms']:.1f} | {r['torch_ms'] / r['deconv_ms']:.2f}x | "
-              f"{r['deconv-const_ms']:.1f} | {r['torch_ms'] / r['deconv-const_ms']:.2f}x |")
+              f"{r['deconv-const_ms']:.1f} | {r['torch_ms'] / r['deconv-const_ms']:.2f}x | {load} |")
     print()
     print("The transposed convolution layers alone (summed per forward, same runs), median ms:")
     print()
