@@ -58,11 +58,30 @@ inline void schedule_cpu_groups(ConvStages &p, Halide::OutputImageParam out_para
     branches.push_back({groups >= lanes && width >= q_tile, lanes, lanes, q_tile});
     branches.push_back({groups >= lanes, lanes, lanes, 1});
     if (lanes > 4) branches.push_back({groups >= 4, 4, 4, 1});
-    // No square tiles (cpu_schedule.h: Halide 14 drops the reduction of such a branch).
-    for (Branch &b : branches) {
+    // No square tiles (cpu_schedule.h: Halide 14 drops the reduction of such a branch). On ARM64
+    // the doubled branch (the 4-lane x 4 tile: groups >= lanes && width >= q_tile) is written as
+    // two plain bounds: as `(groups >= 4 && width >= 4) && groups >= 8` behind the full tile's
+    // `groups >= 16 && width >= 4`, Halide 14's first simplification dropped the branch's whole
+    // reduction and the kernels stored zeros for 8-15 groups on rows of 4-7 (the update stage keeps
+    // its specialization conditions as written, the pure stage's are simplified; a bare JIT
+    // pipeline of that shape computes zeros on x86 too). On x86 the doubled branch is never taken
+    // (SSE4.1 f32: the full tile before it has the same condition) and stays as it was. A doubled
+    // tile that an earlier branch has is left out on ARM64 (pinned tiles).
+    const bool arm = target.arch == Target::ARM;
+    for (size_t i = 0; i < branches.size(); i++) {
+        Branch &b = branches[i];
         if (b.g_tile == b.q_tile) {
             b.g_tile *= 2;
-            b.cond = b.cond && groups >= b.g_tile;
+            b.cond = arm ? (groups >= b.g_tile && width >= b.q_tile) : (b.cond && groups >= b.g_tile);
+            bool seen = false;
+            for (size_t j = 0; j < i; j++) {
+                const Branch &d = branches[j];
+                seen = seen || (d.g_tile == b.g_tile && d.vec == b.vec && d.q_tile == b.q_tile);
+            }
+            if (arm && seen) {
+                branches.erase(branches.begin() + i);
+                i--;
+            }
         }
     }
 
