@@ -120,7 +120,18 @@ def _double_conv(rank, cin, cout, batch_norm):
     return nn.Sequential(*layers)
 
 
-class UNetDecoder(nn.Module):
+class _SkipDecoder(nn.Module):
+    """The expansive path both U-Nets share: per level `ups[i]`, the cropped skip concatenated in
+    front, `convs[i]`; then `head`."""
+
+    def forward(self, x, *skips):
+        for up, conv, skip in zip(self.ups, self.convs, skips):
+            x = up(x)
+            x = conv(torch.cat([center_crop(skip, x.shape[2:]), x], 1))
+        return self.head(x)
+
+
+class UNetDecoder(_SkipDecoder):
     """Ronneberger et al., Fig. 1, the expansive path: per level a 2x2 up-convolution halving the
     channels, concatenation with the cropped feature map of the contracting path, two unpadded
     3x3 convolutions with ReLU; a final 1x1 convolution to the classes. He initialisation.
@@ -135,12 +146,6 @@ class UNetDecoder(nn.Module):
         self.convs = nn.ModuleList(_double_conv(2, c, c // 2, False) for c in channels[:-1])
         self.head = nn.Conv2d(channels[-1], classes, 1)
         he_init(self)
-
-    def forward(self, x, *skips):
-        for up, conv, skip in zip(self.ups, self.convs, skips):
-            x = up(x)
-            x = conv(torch.cat([center_crop(skip, x.shape[2:]), x], 1))
-        return self.head(x)
 
 
 def unet_skip_sizes(bottleneck, levels):
@@ -246,7 +251,7 @@ class HiFiGANGenerator(nn.Module):
 
 # ---------------------------------------------------------------- 3D U-Net
 
-class UNet3DDecoder(nn.Module):
+class UNet3DDecoder(_SkipDecoder):
     """Cicek et al., Fig. 1, the synthesis path: per level a 2x2x2 stride-2 up-convolution (512,
     256, 128 channels, kept), concatenation with the cropped analysis-path map (256, 128, 64
     channels), two unpadded 3x3x3 convolutions each followed by BatchNorm and ReLU, halving to
@@ -261,12 +266,6 @@ class UNet3DDecoder(nn.Module):
         self.convs = nn.ModuleList(_double_conv(3, c + c // 2, c // 2, True) for c in ups)
         self.head = nn.Conv3d(channels[-1], labels, 1)
         he_init(self)
-
-    def forward(self, x, *skips):
-        for up, conv, skip in zip(self.ups, self.convs, skips):
-            x = up(x)
-            x = conv(torch.cat([center_crop(skip, x.shape[2:]), x], 1))
-        return self.head(x)
 
 
 def _unet3d_inputs(batch, bottleneck, exact_skips, generator):
