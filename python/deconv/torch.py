@@ -18,6 +18,8 @@ device or dtype this build has no kernel for) and records why in ``deconv_last_r
 sharing the parameters.
 """
 
+import weakref
+
 import torch
 import torch.nn
 
@@ -31,6 +33,11 @@ for _name in deconv.built_dtypes():
     _torch_dtype = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16,
                     "f64": torch.float64, "i8": torch.int8, "u8": torch.uint8, "i32": torch.int32}[_name]
     _BUILT[_torch_dtype] = _name
+_RANKS = set(deconv.built_ranks())
+
+# Each module's plans and packed weights, outside the module: copy.deepcopy, pickle and
+# torch.save then see only torch's own state (a Plan cannot be pickled), and a copy starts empty.
+_STATES = weakref.WeakKeyDictionary()
 
 
 class _DeconvForward:
@@ -45,10 +52,10 @@ class _DeconvForward:
         self._deconv_state()["packed"] = {}
 
     def _deconv_state(self):
-        state = self.__dict__.get("_deconv_cache")
+        state = _STATES.get(self)
         if state is None:
             state = {"plans": {}, "packed": {}}
-            self.__dict__["_deconv_cache"] = state
+            _STATES[self] = state
         return state
 
     def _why_not_deconv(self, input):
@@ -61,6 +68,8 @@ class _DeconvForward:
             return f"the input is {input.dtype} and the weight {self.weight.dtype}"
         if input.dtype not in _BUILT:
             return f"this build has no {input.dtype} kernels"
+        if self._rank not in _RANKS:
+            return f"this build has no {self._rank}D kernels"
         if input.dim() not in (self._rank + 1, self._rank + 2):
             return f"the input has {input.dim()} axes, not {self._rank + 2} (or {self._rank + 1} unbatched)"
         return ""
@@ -87,7 +96,11 @@ class _DeconvForward:
             state["plans"][key] = plan
         weight = self.weight.detach()
         if self.deconv_constant_weights:
-            packed_key = (key, weight.data_ptr(), weight._version)
+            try:
+                version = weight._version
+            except RuntimeError:  # an inference tensor: no version counter (constant by contract)
+                version = None
+            packed_key = (key, weight.data_ptr(), version)
             packed = state["packed"].get(packed_key)
             if packed is None:
                 state["packed"] = {k: v for k, v in state["packed"].items() if k[0] != key}
@@ -139,6 +152,5 @@ def swap_conv_transpose(model, constant_weights=False):
 def _swapped(module, constant_weights):
     new = _SWAPS[type(module)].__new__(_SWAPS[type(module)])
     new.__dict__.update(module.__dict__)  # the same parameters, buffers, hooks and settings
-    new.__dict__.pop("_deconv_cache", None)
     new.deconv_constant_weights = constant_weights
     return new

@@ -207,9 +207,9 @@ def test_constant_weights_pack_once_per_version():
     x = _input(cfg, 2, 5)
     with torch.no_grad():
         torch.testing.assert_close(mod(x), ref(x), rtol=1e-4, atol=1e-5)
-        assert len(mod._deconv_cache["packed"]) == 1
+        assert len(mod._deconv_state()["packed"]) == 1
         mod(x)
-        assert len(mod._deconv_cache["packed"]) == 1  # reused, not packed again
+        assert len(mod._deconv_state()["packed"]) == 1  # reused, not packed again
         mod.weight.add_(0.25)  # a new version: repacked
         ref.weight.add_(0.25)
         torch.testing.assert_close(mod(x), ref(x), rtol=1e-4, atol=1e-5)
@@ -221,6 +221,30 @@ def test_constant_weights_pack_once_per_version():
     model, count = dt.swap_conv_transpose(torch.nn.Sequential(torch.nn.ConvTranspose2d(2, 2, 3)),
                                           constant_weights=True)
     assert count == 1 and model[0].deconv_constant_weights
+
+
+def test_copies_and_pickles_after_running():
+    """A module that has run (plans and packed weights cached) deep-copies and pickles like
+    torch's, and its copy computes the same; weights made under inference_mode (no version
+    counter) run with constant weights."""
+    import copy
+    import io
+    cfg = CONFIGS[3]
+    ref, mod = _pair(2, 29, cfg)
+    mod.deconv_constant_weights = True
+    x = _input(cfg, 2, 5)
+    with torch.no_grad():
+        y = mod(x)
+        twin = copy.deepcopy(mod)
+        torch.testing.assert_close(twin(x), y, rtol=0, atol=0)
+    buffer = io.BytesIO()
+    torch.save(mod, buffer)
+    with torch.inference_mode():
+        made = dt.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2)
+        made.load_state_dict(ref.state_dict())
+        made.deconv_constant_weights = True
+        torch.testing.assert_close(made(x), ref(x), rtol=1e-4, atol=1e-5)
+        assert made.deconv_last_reason == ""
 
 
 def test_autograd_falls_back_to_torch():
