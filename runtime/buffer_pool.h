@@ -58,5 +58,28 @@ private:
     std::vector<std::vector<uint8_t>> free_;
 };
 
+// Vectors handed back for reuse whatever their size: a run that repacks its filter refills the
+// one it takes (assign within its capacity), so that its pages stay mapped. (A fresh 32 MiB
+// packing per run, [1024, 512, 4, 4] f32: 120-134 ms of page faults, 22 ms refilled.)
+class RecycledVectors {
+public:
+    std::vector<uint8_t> take() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (free_.empty()) return {};
+        std::vector<uint8_t> v = std::move(free_.back());
+        free_.pop_back();
+        return v;
+    }
+    void give_back(std::vector<uint8_t> v) {
+        if (v.capacity() == 0) return;
+        std::lock_guard<std::mutex> lock(mutex_);
+        free_.push_back(std::move(v));
+    }
+
+private:
+    std::mutex mutex_;
+    std::vector<std::vector<uint8_t>> free_;
+};
+
 }  // namespace detail
 }  // namespace deconv

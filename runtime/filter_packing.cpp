@@ -30,9 +30,11 @@ void gather_row(uint8_t *dst, const uint8_t *src, int64_t count, int64_t stride,
 }  // namespace
 
 InterleavedFilter pack_interleaved(const FilterPacking &f, const std::vector<AxisPhase> &inner,
-                                   const OpGeometry &geo, size_t elem, bool groups_innermost);
+                                   const OpGeometry &geo, size_t elem, bool groups_innermost,
+                                   std::vector<uint8_t> buffer);
 
-FilterPacking pack_filter(const void *src, const std::vector<int64_t> &st, const Plan::Impl &p, size_t elem) {
+FilterPacking pack_filter(const void *src, const std::vector<int64_t> &st, const Plan::Impl &p, size_t elem,
+                          RecycledVectors *recycled) {
     if (p.winograd.f) return pack_winograd_filter(src, st, p);
     const OpGeometry &geo = p.geo;
     const int rank = geo.rank;
@@ -59,6 +61,7 @@ FilterPacking pack_filter(const void *src, const std::vector<int64_t> &st, const
         f.block = inner;
         f.block_channels = width;
     }
+    if (recycled) f.data = recycled->take();
     f.data.assign((size_t)(blocks * geo.groups * taps * geo.c_in * width) * elem, 0);
 
     const detail::FilterAxes &fa = geo.filter;
@@ -97,17 +100,27 @@ FilterPacking pack_filter(const void *src, const std::vector<int64_t> &st, const
             }
         }
     }
-    if (p.interleaved_kernel) f.interleaved = pack_interleaved(f, p.phases[rank - 1], geo, elem, p.groups);
+    if (p.interleaved_kernel) {
+        f.interleaved = pack_interleaved(f, p.phases[rank - 1], geo, elem, p.groups,
+                                         recycled ? recycled->take() : std::vector<uint8_t>());
+    }
     return f;
+}
+
+void recycle_packing(FilterPacking &f, RecycledVectors &recycled) {
+    recycled.give_back(std::move(f.data));
+    recycled.give_back(std::move(f.interleaved.data));
 }
 
 
 // [g, k_1 .. k_{D-1}, ph, j, ci, co] (outermost first), or with `groups_innermost` (the
 // group-vectorized kernel's vector loads) [k_1 .. k_{D-1}, ph, j, g, ci, co].
 InterleavedFilter pack_interleaved(const FilterPacking &f, const std::vector<AxisPhase> &inner,
-                                   const OpGeometry &geo, size_t elem, bool groups_innermost) {
+                                   const OpGeometry &geo, size_t elem, bool groups_innermost,
+                                   std::vector<uint8_t> buffer) {
     const int rank = geo.rank;
     InterleavedFilter w;
+    w.data = std::move(buffer);
     w.taps = most_taps(inner);
     const int64_t block = geo.c_in * geo.c_out;  // [ci, co] in both packings
     w.j = groups_innermost ? geo.groups * block : block;

@@ -45,7 +45,10 @@ struct FilterPacking {
 
 // Packs `src` (element strides `st`, the caller's filter layout) for plan `p`'s kernels: blocked
 // by p.channel_block output channels, pairs for p.ci_pairs, the interleaved kernel's copy too.
-FilterPacking pack_filter(const void *src, const std::vector<int64_t> &st, const Plan::Impl &p, size_t elem);
+// With `recycled`, the packing's buffers are taken from it (recycle_packing hands them back).
+FilterPacking pack_filter(const void *src, const std::vector<int64_t> &st, const Plan::Impl &p, size_t elem,
+                          RecycledVectors *recycled = nullptr);
+void recycle_packing(FilterPacking &f, RecycledVectors &recycled);
 
 }  // namespace detail
 }  // namespace deconv

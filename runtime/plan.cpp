@@ -466,8 +466,10 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
         check_fits_int32(in_st, "data stride");
         check_fits_int32(w_st, "filter stride");
         check_fits_int32(out_st, "output stride");
-        run_cpu_plan(p, input, std::move(in_st), output, std::move(out_st),
-                     detail::pack_filter(filter.data, w_st, kernel_plan(p), dtype_size(p.dtype)));
+        detail::FilterPacking packed =
+            detail::pack_filter(filter.data, w_st, kernel_plan(p), dtype_size(p.dtype), &p.packing_buffers);
+        run_cpu_plan(p, input, std::move(in_st), output, std::move(out_st), packed);
+        detail::recycle_packing(packed, p.packing_buffers);
     });
 }
 

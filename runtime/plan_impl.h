@@ -77,6 +77,7 @@ struct Plan::Impl {
     bool phase_tasks = false;
     mutable detail::BufferPool bordered_pool;  // the copies' buffers, kept between runs
     mutable detail::BufferPool output_pool;    // dense outputs of channels-last kernels (see run_cpu)
+    mutable detail::RecycledVectors packing_buffers;  // filters packed per run (Plan::run, unpacked)
     mutable detail::BufferPool slab_pool;      // their row slabs' buffers, one per task (see run_cpu),
                                                // and other scratch each run overwrites whole
     // Bordered layers whose innermost axis has stride 2 or 8 (dilation 1) run all of its phases
