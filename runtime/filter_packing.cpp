@@ -31,7 +31,7 @@ void gather_row(uint8_t *dst, const uint8_t *src, int64_t count, int64_t stride,
 
 InterleavedFilter pack_interleaved(const FilterPacking &f, const std::vector<AxisPhase> &inner,
                                    const OpGeometry &geo, size_t elem, bool groups_innermost,
-                                   std::vector<uint8_t> buffer);
+                                   RecycledVectors *recycled);
 
 FilterPacking pack_filter(const void *src, const std::vector<int64_t> &st, const Plan::Impl &p, size_t elem,
                           RecycledVectors *recycled) {
@@ -61,8 +61,8 @@ FilterPacking pack_filter(const void *src, const std::vector<int64_t> &st, const
         f.block = inner;
         f.block_channels = width;
     }
-    if (recycled) f.data = recycled->take();
-    f.data.assign((size_t)(blocks * geo.groups * taps * geo.c_in * width) * elem, 0);
+    const size_t bytes = (size_t)(blocks * geo.groups * taps * geo.c_in * width) * elem;
+    f.data = recycled ? recycled->take(bytes) : std::vector<uint8_t>(bytes, 0);
 
     const detail::FilterAxes &fa = geo.filter;
     const int64_t src_g = fa.g_stride(st), src_ci = st[fa.ci_axis], src_co = st[fa.co_axis];
@@ -101,8 +101,7 @@ FilterPacking pack_filter(const void *src, const std::vector<int64_t> &st, const
         }
     }
     if (p.interleaved_kernel) {
-        f.interleaved = pack_interleaved(f, p.phases[rank - 1], geo, elem, p.groups,
-                                         recycled ? recycled->take() : std::vector<uint8_t>());
+        f.interleaved = pack_interleaved(f, p.phases[rank - 1], geo, elem, p.groups, recycled);
     }
     return f;
 }
@@ -117,10 +116,9 @@ void recycle_packing(FilterPacking &f, RecycledVectors &recycled) {
 // group-vectorized kernel's vector loads) [k_1 .. k_{D-1}, ph, j, g, ci, co].
 InterleavedFilter pack_interleaved(const FilterPacking &f, const std::vector<AxisPhase> &inner,
                                    const OpGeometry &geo, size_t elem, bool groups_innermost,
-                                   std::vector<uint8_t> buffer) {
+                                   RecycledVectors *recycled) {
     const int rank = geo.rank;
     InterleavedFilter w;
-    w.data = std::move(buffer);
     w.taps = most_taps(inner);
     const int64_t block = geo.c_in * geo.c_out;  // [ci, co] in both packings
     w.j = groups_innermost ? geo.groups * block : block;
@@ -133,7 +131,8 @@ InterleavedFilter pack_interleaved(const FilterPacking &f, const std::vector<Axi
         outer_taps *= geo.kernel[i];
     }
     w.g = groups_innermost ? block : stride;
-    w.data.assign((size_t)(groups_innermost ? stride : geo.groups * stride) * elem, 0);
+    const size_t bytes = (size_t)(groups_innermost ? stride : geo.groups * stride) * elem;
+    w.data = recycled ? recycled->take(bytes) : std::vector<uint8_t>(bytes, 0);
     for (int64_t g = 0; g < geo.groups; g++) {
         for (int64_t t = 0; t < outer_taps; t++) {
             int64_t rem = t, src = g * f.g, dst = g * w.g;
