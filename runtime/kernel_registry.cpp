@@ -113,12 +113,16 @@ const KernelEntry *find_kernel(const KernelKey &key) {
     return nullptr;
 }
 
+namespace {
+// f16 or bf16 of the matrix (DECONV_DTYPES): the dtypes that may run on the f32 kernels.
+bool configured_half(DType t) {
+    return (t == DType::f16 || t == DType::bf16) &&
+           std::find(std::begin(kDtypesConfigured), std::end(kDtypesConfigured), t) != std::end(kDtypesConfigured);
+}
+}  // namespace
+
 bool half_runs_on_f32_kernel(const KernelKey &key) {
-    if (key.device != Device::CPU || (key.dtype != DType::f16 && key.dtype != DType::bf16)) return false;
-    if (std::find(std::begin(kDtypesConfigured), std::end(kDtypesConfigured), key.dtype) ==
-        std::end(kDtypesConfigured))
-        return false;
-    if (find_kernel(key)) return false;
+    if (key.device != Device::CPU || !configured_half(key.dtype) || find_kernel(key)) return false;
     KernelKey f32 = key;
     f32.dtype = DType::f32;
     return find_kernel(f32) != nullptr;
@@ -156,8 +160,7 @@ std::vector<DType> built_dtypes(Device device) {
     // 16-bit dtypes of the matrix without kernels of their own run on the f32 ones.
     const bool f32 = std::find(out.begin(), out.end(), DType::f32) != out.end();
     for (DType t : detail::kDtypesConfigured) {
-        if (f32 && (t == DType::f16 || t == DType::bf16) && std::find(out.begin(), out.end(), t) == out.end())
-            out.push_back(t);
+        if (f32 && detail::configured_half(t) && std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
     }
     return out;
 }
