@@ -116,13 +116,12 @@ def infer_shape(op, input_shape, filter_shape, *, output_shape=None, **attribute
 def _run(op, data, filter, out, attrs, output_shape, exec_options, filter_shape=None, filter_groups=0):
     data, filter = _exportable(data), _exportable(filter)
     _check_output(out)
-    if filter_shape is None:
-        filter_shape = _shape_of(filter, "filter")
-    info = _deconv.infer_shape(op, _shape_of(data, "input"), filter_shape, attrs, output_shape)
-    if out is None:
+    result = out
+    if out is None:  # (with out, the run's own shape inference checks it)
+        if filter_shape is None:
+            filter_shape = _shape_of(filter, "filter")
+        info = _deconv.infer_shape(op, _shape_of(data, "input"), filter_shape, attrs, output_shape)
         result = _empty_like(data, info.output_shape)
-    else:
-        result = out
     _deconv._run(op, data, filter, result, attrs, output_shape, exec_options, filter_groups)
     return result if out is not None else _finish(data, result)
 
