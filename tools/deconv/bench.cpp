@@ -148,7 +148,7 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
         const uint64_t f32_bytes = r.bytes / es * 4;
         uint64_t need = r.bytes;
         if (with_onednn) need = checked_add(need, f32_bytes * 3, what);
-        if (need > memory_limit_bytes()) {
+        if (need > memory_limit_bytes() && !opt.plans_only) {
             r.skipped = "needs " + human_bytes(need) + ", more than the " +
                         human_bytes(memory_limit_bytes()) + " available";
             r.plan.reset();
@@ -166,6 +166,12 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
     }
     if (rows.empty()) throw UsageError("no layer to run in " + opt.source + " (all are scale layers? "
                                        "add --include-scale)");
+
+    if (opt.plans_only) {
+        for (const Row &r : rows)
+            out << r.layer.name << "\t" << (r.plan ? r.plan->describe() : "unsupported: " + r.skipped) << "\n";
+        return 0;
+    }
 
     // Phase 2: time.
     const TimingOptions timing{opt.warmup, opt.warmup_ms, opt.repeats, opt.budget_s};

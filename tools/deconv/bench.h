@@ -34,6 +34,9 @@ struct BenchOptions {
     double budget_s = 10;  // per layer and library: fewer runs for slow layers (0: no limit)
     bool verbose = false;  // one progress line per layer on stderr, terminal or not
     bool json = false;
+    // Print each layer's plan (Plan::describe) on stdout, one tab-separated line each, and time
+    // nothing: the dispatch's choices over a suite, compared across builds.
+    bool plans_only = false;
     bool include_scale = false;
     bool onednn = true;
     // Time Plan::run with the filter packed on every run instead of once (Plan::pack_filter, as

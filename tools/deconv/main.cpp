@@ -204,6 +204,8 @@ int main(int argc, char **argv) {
     bench_cmd->add_flag("--pack-per-run", bench.bench.pack_per_run,
         "Pack the filter inside every timed run (default: once, Plan::pack_filter, as oneDNN's weights)")->group("Bench");
     bench_cmd->add_flag("--json", bench.bench.json, "Machine-readable output on stdout")->group("Bench");
+    bench_cmd->add_flag("--plans", bench.bench.plans_only,
+        "Print each layer's plan (name, tab, Plan::describe) and time nothing")->group("Bench");
     bench_cmd->add_option("--seed", bench.bench.seed, "Seed of the random data (default 1)")->type_name("N")->group("Bench");
     bench_cmd->add_option("--peak-gflops", bench.bench.peak_gflops,
         "Roofline compute peak (default: this CPU's FP32 FMA peak, measured with --threads threads; 380 for --target cuda)")
