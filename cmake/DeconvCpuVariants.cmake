@@ -10,7 +10,7 @@
 #                               library (the default of cross builds, and what CI tests).
 #
 # Sets DECONV_CPU_TARGETS (the kept targets, best first) and the global property
-# DECONV_CPU_VARIANTS_BUILT (their variant names, runtime/halide_glue.cpp's names).
+# DECONV_CPU_VARIANTS_BUILT (their variant names, runtime/kernels/halide_glue.cpp's names).
 set(_deconv_variants_default all)
 if(NOT CMAKE_CROSSCOMPILING AND CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
   set(_deconv_variants_default native)
@@ -22,7 +22,7 @@ if(NOT DECONV_CPU_VARIANTS MATCHES "^(native|all)$")
   message(FATAL_ERROR "deconv: DECONV_CPU_VARIANTS is '${DECONV_CPU_VARIANTS}': use native or all")
 endif()
 
-# The variant name of a Halide target (runtime/halide_glue.cpp, variants(): the names that
+# The variant name of a Halide target (runtime/kernels/halide_glue.cpp, variants(): the names that
 # DECONV_CPU_VARIANT and deconv::cpu_variant() use).
 function(deconv_cpu_variant_name target out)
   if(target MATCHES "^arm-")

@@ -9,7 +9,7 @@
 #
 # Adding a dtype or a rank is a change to DECONV_DTYPES / DECONV_RANKS; adding a CPU variant
 # is a line in DECONV_X86_TARGETS or DECONV_ARM64_TARGETS (and its entry in the variant table
-# of runtime/halide_glue.cpp). Kernel names: deconv_<op>_r<rank>_<dtype>. The list of built
+# of runtime/kernels/halide_glue.cpp). Kernel names: deconv_<op>_r<rank>_<dtype>. The list of built
 # kernels, with their generator parameters, is kept in the global property DECONV_KERNELS for the
 # runtime's registry.
 
@@ -53,7 +53,7 @@ set(DECONV_KERNEL_FEATURES "large_buffers" CACHE STRING "Halide features added t
 message(STATUS "deconv: kernel targets ${DECONV_CPU_TARGETS} (+ ${DECONV_KERNEL_FEATURES})")
 # GPU kernels index with 32 bits: large_buffers' 64-bit addresses took the CUDA phase kernels from
 # 94-112 registers to 148-168 (ptxas, sm_90), past the JIT cap of 128. The dispatcher refuses CUDA
-# plans whose tensors hold 2^31 elements or more (runtime/cuda_executor.cpp).
+# plans whose tensors hold 2^31 elements or more (runtime/gpu/cuda_executor.cpp).
 set(DECONV_GPU_KERNEL_FEATURES "${DECONV_KERNEL_FEATURES}")
 list(REMOVE_ITEM DECONV_GPU_KERNEL_FEATURES large_buffers)
 
@@ -146,7 +146,7 @@ endfunction()
 
 # Records a kernel for the runtime's registry: its generator, name, device, CPU variants (a
 # comma list: each is a library and function <name>_<variant>; "-" for one unsuffixed function)
-# and the very PARAMS the generator was given (runtime/kernel_registry.h parses them into the
+# and the very PARAMS the generator was given (runtime/kernels/kernel_registry.h parses them into the
 # kernel's typed key).
 function(_deconv_register_kernel generator name device variants)
   string(JOIN " " params ${ARGN})
@@ -156,7 +156,7 @@ endfunction()
 # One CPU kernel: a single-target library and function per variant, <name>_<variant>. One
 # generator step per variant (the steps run in parallel, and each is a third of a multi-target
 # step), and each variant's entry point stays reachable: the dispatcher picks the variant
-# (runtime/kernel_registry.cpp), so a plan or a test can run any variant that was built.
+# (runtime/kernels/kernel_registry.cpp), so a plan or a test can run any variant that was built.
 function(_deconv_cpu_kernel name generator dtype)
   _deconv_cpu_targets_for(${dtype} targets)
   set(variants "")
@@ -170,14 +170,14 @@ function(_deconv_cpu_kernel name generator dtype)
 endfunction()
 
 # The CPU variants a dtype's kernels are built for. On x86-64, with f32 kernels in the build,
-# 16-bit layers run as f32 on every variant whose CPUs have F16C (runtime/half_conversion.cpp,
+# 16-bit layers run as f32 on every variant whose CPUs have F16C (runtime/kernels/half_conversion.cpp,
 # runs_as_f32): f16 always there, bf16 there unless the CPU has AVX512-BF16, which only the
 # AVX-512 variant reaches. Their kernels for those variants would never run, so they are left
 # out: f16 keeps the variants without F16C (SSE4.1), bf16 those and the AVX-512 one. (They were
 # a quarter of the full matrix's kernel time: f16 637 s, bf16 540 s of 2554.) A list left empty
 # (a native build on an F16C CPU, or DECONV_X86_TARGETS naming F16C variants only) builds no
 # kernel of that dtype: its layers run on the f32 kernels on every CPU the build runs on
-# (runtime/plan.cpp, and the registry's built_dtypes()).
+# (runtime/api/plan.cpp, and the registry's built_dtypes()).
 function(_deconv_cpu_targets_for dtype out)
   set(targets ${DECONV_CPU_TARGETS})
   if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$" AND "f32" IN_LIST DECONV_DTYPES AND
@@ -243,7 +243,7 @@ endfunction()
 # (vmovw) that CPUs with AVX512-BF16 alone (Zen 4/5, Cooper Lake) lack. So the generator emits
 # LLVM IR for that target and llc compiles it for the same CPU without AVX512-FP16. One target,
 # no run-time dispatch inside: the dispatcher calls these kernels only where the CPU has
-# AVX512-BF16 and VNNI (runtime/halide_glue.cpp, cpu_has_bf16_dot) and the variant cap allows
+# AVX512-BF16 and VNNI (runtime/kernels/halide_glue.cpp, cpu_has_bf16_dot) and the variant cap allows
 # avx512.
 set(DECONV_BF16_DOT_TARGET
     "x86-64-linux-avx-avx2-avx512-avx512_cannonlake-avx512_sapphirerapids-avx512_skylake-f16c-fma-sse41")

@@ -1,5 +1,5 @@
 # The GPU-scheduled kernels once more, for Halide's OpenCL target, so that the tests can run the
-# GPU schedule (generators/schedules/gpu_schedule.h) and the GPU executor (runtime/gpu_executor.cpp)
+# GPU schedule (generators/schedules/gpu_schedule.h) and the GPU executor (runtime/gpu/gpu_executor.cpp)
 # on a CPU through pocl (tests/opencl/, docs/cuda.md). They are test-only: libdeconv never links
 # them. Included by generators/CMakeLists.txt after DeconvKernels (DECONV_CPU_TARGETS_ALL).
 #

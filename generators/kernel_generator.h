@@ -157,7 +157,7 @@ protected:
         if (t.has_gpu_feature()) {
             // GPU kernels read data and output through their strides (no vector loads): any view
             // of the caller's tensors runs. The filter comes packed by the dispatcher
-            // (runtime/gpu_executor.cpp) with output channels dense, so a thread's weights of
+            // (runtime/gpu/gpu_executor.cpp) with output channels dense, so a thread's weights of
             // consecutive channels share one address computation.
             input->dim(0).set_stride(Expr());
             output->dim(0).set_stride(Expr());

@@ -7,7 +7,7 @@
 //
 //     out[q] = sum_{ci, j} input[q - j*in_step] * w[j]                      (per spatial axis)
 //
-// over views the dispatcher prepares (runtime/phase_decomposition.cpp): `input`'s coordinate
+// over views the dispatcher prepares (runtime/layer/phase_decomposition.cpp): `input`'s coordinate
 // origin is shifted so that q lines up, `w` is the strided subset of taps of this phase, and
 // `out` is the strided subset of output positions of this phase. No multiplication by the zeros
 // of a zero-stuffed input ever happens: the work is exactly the nominal MAC count less the

@@ -18,7 +18,7 @@ public:
     // Stride of the innermost spatial axis: the phases interleaved per tile.
     GeneratorParam<int> x_stride{"x_stride", 2, 2, 8};
 
-    // The signature of deconv_phase_conv_interleaved (runtime/kernel_registry.h,
+    // The signature of deconv_phase_conv_interleaved (runtime/kernels/kernel_registry.h,
     // InterleavedKernelFn): pads_begin of the innermost axis modulo the stride, the outer axes'
     // input steps.
     Input<int32_t> pad_begin_0{"pad_begin_0", 0, 0, 1 << 30};

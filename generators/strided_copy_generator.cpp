@@ -1,6 +1,6 @@
 // A copy between two device views of the same six-axis shape, each with any strides: the CUDA
 // dispatcher packs a filter that lives in device memory into the channel-contiguous order the GPU
-// kernels read best (runtime/gpu_executor.cpp), without a round trip through host memory. One
+// kernels read best (runtime/gpu/gpu_executor.cpp), without a round trip through host memory. One
 // kernel per element size: a copy moves bits, whatever the dtype.
 #include "Halide.h"
 #include "schedules/gpu_elementwise_schedule.h"

@@ -3,7 +3,7 @@
 //
 //     out[q] = sum_{ci, j} input[q + in_offset - j] * w[j]      (in_step 1, r taps per axis)
 //
-// with the dispatcher's phase views (runtime/winograd_executor.cpp). Output tile T holds outputs
+// with the dispatcher's phase views (runtime/cpu/winograd_executor.cpp). Output tile T holds outputs
 // q = T*m + i (i < m); with d[k] = input[T*m + in_offset - (r - 1) + k] (k < alpha) it is
 // y[i] = sum_j' d[i + j'] g[j'], g[j'] = w[r - 1 - j']: the correlation form of F(m, r). The
 // dispatcher moves the input's origin by in_offset and reverses the taps when it transforms the
@@ -21,7 +21,7 @@
 #pragma once
 
 #include "Halide.h"
-#include "winograd_transforms.h"
+#include "../facts/winograd_transforms.h"
 
 #include <string>
 #include <vector>

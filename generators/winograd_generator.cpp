@@ -1,7 +1,7 @@
 // Generator registration of the Winograd transforms (winograd_algorithm.h), specialised per rank
 // and F(m, r) by generator parameters, scheduled by schedules/cpu_winograd_schedule.h. The matrix
 // products between them run on the channel-vectorized phase kernels. f32 only: f16 and bf16
-// layers run as f32 (runtime/half_conversion.h). A generator executable of its own, so that
+// layers run as f32 (runtime/kernels/half_conversion.h). A generator executable of its own, so that
 // adding to it leaves the phase kernels' generator (and every kernel built from it) unchanged.
 #include "Halide.h"
 #include "schedules/cpu_winograd_schedule.h"

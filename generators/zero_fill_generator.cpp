@@ -1,5 +1,5 @@
 // Zeros on the device: the CUDA dispatcher's fill of the output positions of stride phases that
-// receive no tap (runtime/gpu_executor.cpp), without a round trip through host memory. One kernel per
+// receive no tap (runtime/gpu/gpu_executor.cpp), without a round trip through host memory. One kernel per
 // element size (zero is all-zero bits in every dtype of the library); six dimensions, any
 // strides, so every phase view of a rank 1-3 output (padded with unit axes) fits.
 #include "Halide.h"

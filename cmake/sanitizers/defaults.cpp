@@ -19,7 +19,7 @@ const char *__tsan_default_options() { return "halt_on_error=1:second_deadlock_s
 //   Halide's runtime (linked into libdeconv, not instrumented): its parking lot, which puts
 //   threads of its own pool (DECONV_SPIN_US=off) to sleep, keeps a pthread mutex in each waiting
 //   thread's stack frame without pthread_mutex_init, so TSan takes the waker's lock for a race
-//   with that stack's setup. The tasks' own data is ordered by runtime/cpu_thread_pool.cpp's
+//   with that stack's setup. The tasks' own data is ordered by runtime/kernels/cpu_thread_pool.cpp's
 //   annotations instead, so races in our code stay reported.
 const char *__tsan_default_suppressions() {
     return "race:Halide::Runtime::Internal::Synchronization::\n";

@@ -21,9 +21,9 @@
 #pragma once
 
 #include "../conv_stages.h"
-#include "channel_dots_facts.h"
+#include "../../facts/channel_dots_facts.h"
 #include "schedule_params.h"
-#include "tile_facts.h"
+#include "../../facts/tile_facts.h"
 
 namespace deconv {
 namespace gen {

@@ -29,8 +29,8 @@
 
 #include "../conv_stages.h"
 #include "schedule_params.h"
-#include "channels_last_tiles.h"
-#include "tile_facts.h"
+#include "../../facts/channels_last_tiles.h"
+#include "../../facts/tile_facts.h"
 
 namespace deconv {
 namespace gen {

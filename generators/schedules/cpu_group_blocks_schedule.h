@@ -18,8 +18,8 @@
 
 #include "../conv_stages.h"
 #include "cpu_parallel.h"
-#include "group_block_facts.h"
-#include "tile_facts.h"
+#include "../../facts/group_block_facts.h"
+#include "../../facts/tile_facts.h"
 
 namespace deconv {
 namespace gen {

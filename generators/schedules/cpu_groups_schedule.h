@@ -15,7 +15,7 @@
 #include "../conv_stages.h"
 #include "cpu_parallel.h"
 #include "schedule_params.h"
-#include "tile_facts.h"
+#include "../../facts/tile_facts.h"
 
 namespace deconv {
 namespace gen {

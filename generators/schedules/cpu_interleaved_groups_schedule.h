@@ -20,9 +20,9 @@
 
 #include "../phase_conv_algorithm.h"
 #include "cpu_parallel.h"
-#include "interleaved_depthwise_facts.h"
+#include "../../facts/interleaved_depthwise_facts.h"
 #include "schedule_params.h"
-#include "tile_facts.h"
+#include "../../facts/tile_facts.h"
 
 #include <algorithm>
 

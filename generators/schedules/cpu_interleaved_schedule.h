@@ -21,9 +21,9 @@
 
 #include "../phase_conv_algorithm.h"
 #include "cpu_parallel.h"
-#include "interleaved_depthwise_facts.h"
+#include "../../facts/interleaved_depthwise_facts.h"
 #include "schedule_params.h"
-#include "tile_facts.h"
+#include "../../facts/tile_facts.h"
 
 namespace deconv {
 namespace gen {
@@ -64,7 +64,7 @@ inline void schedule_cpu_interleaved(InterleavedStages &p, Halide::OutputImagePa
         // 24 accumulators of 32 (12 of 16 on AVX2/SSE): at stride 2 on AVX-512 and ARM64, 2
         // vectors x 6 channels (hifigan_up3: 4.7 ms against 5.9 with 1 vector x 8 channels, a
         // third fewer loads per FMA). The dispatcher sends only layers with 16 or more channels
-        // and 32 or more groups per row (prefers_blocked_interleave in runtime/plan.cpp): no
+        // and 32 or more groups per row (prefers_blocked_interleave in runtime/api/plan.cpp): no
         // narrower tiles. Two taps along axis 0 unrolled as below.
         const int vecs = tiles::blocked_vectors(many_regs), q_tile = vecs * lanes;
         int co = std::max(1, tiles::blocked_accumulators(many_regs) / (stride * vecs));

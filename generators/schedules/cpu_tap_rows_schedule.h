@@ -10,7 +10,7 @@
 // each tap row's tiles in turn. So one tap row's weights serve every tile of the band from L2
 // instead of each tile streaming every tap's. (1024 -> 64 channels, kernel 2, 16x16, one direct call,
 // two threads, Sapphire Rapids: 1.43-1.67 -> 0.96-1.01 ms; the dispatcher's rule is
-// runtime/layer_classes.cpp, tap_rows_class.)
+// runtime/dispatch/layer_classes.cpp, tap_rows_class.)
 //
 // The sum is the same, added in another order (each tap row's partial sum, then the rows), so a
 // float result may differ from the channels-last kernels' in its last bits.
@@ -23,7 +23,7 @@
 #include "../conv_stages.h"
 #include "cpu_channels_last_schedule.h"
 #include "schedule_params.h"
-#include "tile_facts.h"
+#include "../../facts/tile_facts.h"
 
 #include <cstdlib>
 #include <iostream>

@@ -17,7 +17,7 @@
 //   x: the thread-axis blocks fused with the next tiled or row axis;
 //   y: the ty blocks fused with q2 (rank 3);
 //   z: groups fused with batch.
-// Only grid x may exceed 65535 (the dispatcher checks y and z, runtime/cuda_executor.cpp). Each
+// Only grid x may exceed 65535 (the dispatcher checks y and z, runtime/gpu/cuda_executor.cpp). Each
 // grid axis fuses at most two loops on purpose: Halide 14's bounds inference loses the exact
 // position of the inner variable of a fuse of a fused loop (its `%` of a `%`), so a thread's
 // accumulator would span that whole axis and the bound_extent below would trap on the GPU.
@@ -29,7 +29,7 @@
 
 #include "../conv_stages.h"
 #include "schedule_params.h"
-#include "tile_facts.h"
+#include "../../facts/tile_facts.h"
 
 #include <algorithm>
 #include <vector>

@@ -3,7 +3,7 @@
 // (op, rank, dtype, layout, target) through add_halide_library(... PARAMS ...).
 #pragma once
 
-#include "tile_facts.h"
+#include "../../facts/tile_facts.h"
 
 namespace deconv {
 namespace gen {

@@ -422,7 +422,7 @@ TEST(PackedFilter, RefusesAnEmptyPackingAndAnotherPlans) {
 
 // Channels-first backprop layers with 16 or more output channels per group run on the
 // channels-last kernels over a transposed input copy, their result transposed back into the
-// caller's view (runtime/strategy.cpp, choose_via_channels_last). Every rank and dtype, grouped and
+// caller's view (runtime/dispatch/strategy.cpp, choose_via_channels_last). Every rank and dtype, grouped and
 // not, bordered phases and interior ones, through the free function on dense buffers, a Plan
 // (and its packed filter) and strided views with permuted axes.
 TEST(ChannelsFirstOnChannelsLastKernels, EveryApiRankAndDtype) {
@@ -475,7 +475,7 @@ struct OnTwoThreads {
 };
 
 // Layers with a batch of at least two images per thread run on two threads in slices of whole
-// images (runtime/cpu_executor.cpp, Slicing::images): channels-first ones on the channels-last
+// images (runtime/cpu/cpu_executor.cpp, Slicing::images): channels-first ones on the channels-last
 // kernels, each slice transposing its images' input in, computing them and transposing their
 // output back; channels-last ones, each slice copying its images into the bordered input and
 // computing them. 5 and 9 images over 4 and more slices, slices of one and of several images (a
@@ -536,7 +536,7 @@ TEST(PlanApi, PlansForEveryDtypeAndRank) {
 }
 
 // Threads running one plan at once, each with its own data. Both layers read a zero-bordered
-// input copy whose buffer the plan keeps between runs (runtime/bordered_input.h): few output
+// input copy whose buffer the plan keeps between runs (runtime/cpu/bordered_input.h): few output
 // channels (positions schedule, interleaved) and many (channels schedule).
 class ConcurrentRuns : public ::testing::TestWithParam<bool> {};
 
@@ -1052,7 +1052,7 @@ static GenCase grouped_random_case(DType t, std::mt19937 &rng, int api, int64_t 
 
 // Layers whose phase rows are narrower than the channels-last position tile and whose batch is
 // 16 or more images run with the images as the innermost axis of the next rank's kernel, one
-// call per tap window of each phase (runtime/strategy.cpp, choose_batch_rows; dcgan_l2): ranks 1 and
+// call per tap window of each phase (runtime/dispatch/strategy.cpp, choose_batch_rows; dcgan_l2): ranks 1 and
 // 2, rows of 1-5 inputs, pads inside and past the input (windows of fewer taps, outputs of no
 // tap), dilations 1-3 (several input steps per tap), kernel 1 at stride 2 (phases of no tap),
 // groups, channel counts around the tiles (even for bf16's channel pairs), every API.
@@ -1091,7 +1091,7 @@ TEST(BatchRows, NarrowPhasesOfWideBatches) {
 }
 
 // Batch rows whose call would take more than 1 MiB of weights (every output channel x the phase
-// reduction) run in blocks of one channel tile (runtime/layer_classes.cpp,
+// reduction) run in blocks of one channel tile (runtime/dispatch/layer_classes.cpp,
 // batch_rows_channel_block): 130 output channels (a last block of 2) from 1040 input channels,
 // kernel 4 stride 2 on rows of 4 inputs, 16 images, ranks 1 and 2, f32, every API. The blocks are
 // checked in the plan on x86-64, where nothing pins a knob.
@@ -1129,7 +1129,7 @@ TEST(BatchRows, ChannelBlocksPastTheWeightLimit) {
 // Channels-first layers of several (image, group) pairs whose output is at most 4x their input
 // and whose packed filter fits half of L2 (centernet_dla_dw, grouped32_up, dcgan_l5) run on two
 // threads in slices of (image, group) pairs, each copying its own groups into the bordered
-// input before running their phases (runtime/cpu_executor.cpp, slicing): slices of several groups
+// input before running their phases (runtime/cpu/cpu_executor.cpp, slicing): slices of several groups
 // crossing from one image to the next (3 groups x 3 images over the default one task per thread)
 // and, with DECONV_GROUP_SLICES=5 (tasks per thread), slices of one group; interleaved and phase
 // kernels, every rank and dtype, every API (strided views included).
@@ -1209,7 +1209,7 @@ static int run_row_slab_cases(DataFormat format, int64_t ci, uint32_t seed, std:
 }
 
 // Channels-first layers of fewer than two images per thread on the channels-last kernels run in
-// slabs of rows of the outermost output axis (runtime/cpu_executor.cpp, Slicing::slab_rows): each task
+// slabs of rows of the outermost output axis (runtime/cpu/cpu_executor.cpp, Slicing::slab_rows): each task
 // computes its rows of every phase into a buffer of its own and transposes them into the output.
 // The layers here are far below the slab bytes; a single image in 9 rows makes too few slabs of
 // four and runs whole. 16, 20 and 64 output channels (64 in 3D: rows of 10 per phase as 6 + 4
@@ -1220,7 +1220,7 @@ TEST(RowSlabs, ChannelsFirstOnTwoThreads) {
 }
 
 // Channels-first layers on the channels-last kernels with two images or more per thread run in
-// slabs of rows too where an image's output is 1 MiB or more (runtime/cpu_executor.cpp,
+// slabs of rows too where an image's output is 1 MiB or more (runtime/cpu/cpu_executor.cpp,
 // kSlabMinImageBytes; smaller images in slices of whole images): batch 4 and 5 on two threads,
 // 2D (64 -> 64 x 64 f32 outputs: 1 MiB) and 3D (32 x 32 x 16 x 32: 2 MiB), f32, f16 and u8, each
 // against the reference through one API each. The first case checks that the twin runs.
@@ -1261,7 +1261,7 @@ TEST(RowSlabs, BatchesOfLargeImages) {
 // Channels-last layers of fewer output channels per group than a vector (not depthwise) run on
 // the channels-first kernels over transposed copies, the other way round: slabs of rows of every
 // channel for one or a few images, slices of whole images for batches of two or more per thread
-// (runtime/cpu_executor.cpp, Slicing). Batches of 1 and 2 take slabs, 5 images take image slices;
+// (runtime/cpu/cpu_executor.cpp, Slicing). Batches of 1 and 2 take slabs, 5 images take image slices;
 // 2 and 3 output channels, 1 and 4 groups. The first case checks that the twin runs.
 TEST(RowSlabs, ChannelsLastOnChannelsFirstTwin) {
     const auto runs_the_twin = [](const GenCase &c) {
@@ -1305,7 +1305,7 @@ TEST(Bf16DotProducts, ChannelsFirstLayersThroughChannelsLast) {
 
 // Odd kernels at stride 2 with an odd pads_begin give phase 0 one tap fewer than phase 1: the
 // interleaved kernel's short-phase variant leaves that tap out of the reduction
-// (phase_conv_interleaved_s2_short0, runtime/strategy.cpp interleaved_kernel_for). Every branch of its
+// (phase_conv_interleaved_s2_short0, runtime/dispatch/strategy.cpp interleaved_kernel_for). Every branch of its
 // schedule: rows of 40, 20, 6 and 3 groups (two-vector, one-vector, 4-lane and scalar tiles),
 // 1 (depthwise, taps innermost; in 2D/3D with two taps on axis 1 too), 2, 3 and 9 output channels,
 // kernels 3 (two taps, unrolled) and 5 (three: the general branch), pads 1 and 3, ranks 1-3.
@@ -1335,7 +1335,7 @@ TEST(InterleavedPhases, ShortPhaseSkipsItsMissingTap) {
 
 // 1D layers on the interleaved kernel whose rows hold 48 or more groups read the caller's input in
 // place, their first and last groups (16 or more each) zero-bordered copies of their input
-// windows (runtime/strategy.cpp, choose_edge_windows): the plain kernel (1 and 4 output channels,
+// windows (runtime/dispatch/strategy.cpp, choose_edge_windows): the plain kernel (1 and 4 output channels,
 // depthwise) and the blocked one (16 channels: a middle of whole 32-group tiles, so wider right
 // edges), strides 2 and 8, kernels of 1-3 taps per phase, pads 0 to past the kernel (windows
 // wholly outside the input), pads_end that leave outputs past the last whole group (the bounded

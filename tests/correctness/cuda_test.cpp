@@ -11,7 +11,7 @@
 #include "check.h"
 #include "gpu_dispatch_checks.h"
 #include "layout_support.h"
-#include "../../generators/schedules/tile_facts.h"
+#include "../../facts/tile_facts.h"
 
 #include <atomic>
 #include <chrono>

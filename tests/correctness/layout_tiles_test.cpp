@@ -4,8 +4,8 @@
 // tiles.
 #include "layout_cases.h"
 
-#include "../../generators/schedules/channels_last_tiles.h"
-#include "../../generators/schedules/group_block_facts.h"
+#include "../../facts/channels_last_tiles.h"
+#include "../../facts/group_block_facts.h"
 
 namespace {
 
@@ -18,7 +18,7 @@ using namespace layout_cases;
 // branch of their schedule: channel widths below 4 (scalar), 4-15 (4 lanes), 16-63 (one or two
 // vectors) and 64 and more (the 4-vector tile) with tails, rows of 1 to 13 positions (the 5-position tile,
 // 4 positions, single positions; with 64 channels or more, rows of 9 and 13 run whole tiles of 5
-// and then 4 or 8 positions in a second call: runtime/phase_kernel_calls.cpp, exact_row_head), one to 17
+// and then 4 or 8 positions in a second call: runtime/cpu/phase_kernel_calls.cpp, exact_row_head), one to 17
 // pairs, ranks 1-3, grouped and not, every API.
 // (Elsewhere they run the f32-FMA kernels, which this then covers again.)
 TEST(LayoutBf16Dot, EvenInputChannelsEveryTileAndTail) {
@@ -77,7 +77,7 @@ TEST(LayoutChannelBlocks, OutputChannelsAcrossBlocks) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
-// Channels-last blocks of 16-lane channel tiles (runtime/layer_classes.cpp,
+// Channels-last blocks of 16-lane channel tiles (runtime/dispatch/layer_classes.cpp,
 // channels_last_channel_block): one tile (64 channels) wherever a group holds two or more, small
 // weights or not, 1-byte weights too; under two tiles, two tiles' worth of block whose weights
 // per phase (block x input channels x taps) pass 768 KiB narrow to one tile. Checked on x86-64
@@ -136,7 +136,7 @@ void expect_channel_block(DType t, const deconv_ref::Problem &p, DataFormat form
 
 // Output channels the channel tiles cover only by shifting a tile back (24, 40, 72, 80, 96 per
 // group; 112 where rows come in pairs, its rest of 48 on the three-vector tile of two rows; 48
-// stays one block) run in blocks the tiles cover exactly (runtime/layer_classes.cpp,
+// stays one block) run in blocks the tiles cover exactly (runtime/dispatch/layer_classes.cpp,
 // exact_channel_blocks): checked on x86-64 AVX-512 f32 plans where nothing pins a knob; both
 // layouts (channels-first on the twin), ranks 1-3, one and two groups, every built dtype, each
 // against the reference.
@@ -165,7 +165,7 @@ TEST(LayoutChannelBlocks, ExactBlocksOfTheTiles) {
 
 // Narrow rows (phase rows of 4 and 5 outputs, under the six-position tile) run in the channel
 // blocks whose calls compute the fewest products on the four-position tiles
-// (runtime/layer_classes.cpp, narrow_row_channel_block): 56 channels as 32 + 24, 80 as 64 + 16;
+// (runtime/dispatch/layer_classes.cpp, narrow_row_channel_block): 56 channels as 32 + 24, 80 as 64 + 16;
 // 112 stays one block (64 + 48 would run the slower three-vector tile); 144, two full tiles and
 // more, in blocks of one (64 + 64 + 16), 256 likewise. Checked
 // on x86-64 AVX-512 f32 plans where nothing pins a knob; ranks 2 and 3, both layouts
@@ -197,11 +197,11 @@ TEST(LayoutChannelBlocks, NarrowRowBlocksOfTheFewestProducts) {
 }
 
 // Channels-last layers of narrow phase rows and 16 or more images run with the images as the
-// next rank's innermost axis, one kernel call per tap window (runtime/batch_rows_executor.cpp,
+// next rank's innermost axis, one kernel call per tap window (runtime/cpu/batch_rows_executor.cpp,
 // choose_batch_rows): ranks 1 and 2, pads past the input, a phase of no tap, groups, channel
 // counts off the tiles (even: bf16's channel pairs, whose packing is blocked), every API. Rows of
 // 20 images with 64 channels (17 with 130 in bf16) run whole position tiles, then a multiple of
-// four positions in a second call (runtime/phase_kernel_calls.cpp, exact_row_head).
+// four positions in a second call (runtime/cpu/phase_kernel_calls.cpp, exact_row_head).
 TEST(LayoutBatchRows, NarrowPhasesOfWideBatches) {
     int ran = 0, failed = 0, i = 0;
     for (DType t : deconv_test::all_dtypes()) {
@@ -427,12 +427,12 @@ TEST(LayoutTiles, TapLessPhasesZeroedEitherWay) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
-// Channels-last register tiles (generators/schedules/channels_last_tiles.h):
+// Channels-last register tiles (facts/channels_last_tiles.h):
 // rows a multiple of four positions whose six-position tiles would recompute more than a tenth of
 // the row take tiles of four (16, 20, 32; 28 keeps six), as do rows they cover with a tenth fewer
 // positions than the wider tiles (7; 6 on 16 registers); rows that five-position tiles cover with
 // fewer positions take those on 32 registers (13, 9); rows split in two calls at the fewest
-// positions computed (runtime/phase_kernel_calls.cpp, exact_row_head: 9, 11, 13, 21, 31 on 32
+// positions computed (runtime/cpu/phase_kernel_calls.cpp, exact_row_head: 9, 11, 13, 21, 31 on 32
 // registers); with 4 channel vectors and with their tails (70), and with 2 channel vectors (32,
 // 40) beside them; heights 2, 3 and 5. Stride 1, kernel 3, pad 1 (each output row as wide as the
 // input), ranks 1-3.
@@ -495,7 +495,7 @@ TEST(LayoutTiles, NarrowChannelTilesOfFourPositions) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
-// The tile a call takes (generators/schedules/channels_last_tiles.h): the list the channels-last
+// The tile a call takes (facts/channels_last_tiles.h): the list the channels-last
 // schedule specializes its branches from, in its order, and the dispatcher's channel blocks and
 // row splits read. 32 registers (4 x 16 lanes, six positions, fit tiles of five), 16 (2 x 8, five)
 // and 4-lane vectors (2 x 4, five), ranks 1-2. (The 4-lane tile of four positions is square and
@@ -538,7 +538,7 @@ TEST(LayoutTiles, ChannelTilesOfACall) {
     }
 }
 
-// The positions a full channel tile computes per row (generators/schedules/channels_last_tiles.h),
+// The positions a full channel tile computes per row (facts/channels_last_tiles.h),
 // which both the schedule's branch conditions and the dispatcher's row splits read: on 32
 // registers (six-position tiles, five-position fit tiles) and on 16 (five-position tiles, no fit
 // tiles).
@@ -562,7 +562,7 @@ TEST(LayoutTiles, RowTilesComputeTheFewestPositions) {
     }
 }
 
-// The blocked 1D kernel's blocks (generators/schedules/tile_facts.h), which its schedule and the
+// The blocked 1D kernel's blocks (facts/tile_facts.h), which its schedule and the
 // dispatcher's count of parallel tasks read: the most tiles whose input rows fit the block's
 // bytes (never fewer than one, never more than the cap), then even blocks of a row.
 TEST(LayoutTiles, BlockedRowBlocksWithinTheirInputBytes) {

@@ -5,7 +5,7 @@
 // of it (the guarded last tile); heights under and past a band of rows; strides, dilations, pads
 // (the tap windows of the outer axes call with a row's taps only), groups and batches; ranks 2-3,
 // both layouts (channels-first layers on their channels-last twin), f32 and the 16-bit dtypes,
-// which run as f32. Then the rule (runtime/layer_classes.cpp, tap_rows_class) on a layer of its
+// which run as f32. Then the rule (runtime/dispatch/layer_classes.cpp, tap_rows_class) on a layer of its
 // class and one below it.
 #include "layout_cases.h"
 

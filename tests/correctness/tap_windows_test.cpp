@@ -1,11 +1,11 @@
-// Tap windows (runtime/phase_decomposition.h): the runs of a stride phase's outputs that read the
+// Tap windows (runtime/layer/phase_decomposition.h): the runs of a stride phase's outputs that read the
 // same window of taps inside the input, which the batch-rows path and the outer axes of 2D and
-// 3D layers (runtime/cpu_executor.cpp, policy tap_windows) run one kernel call each. Checked
+// 3D layers (runtime/cpu/cpu_executor.cpp, policy tap_windows) run one kernel call each. Checked
 // against brute force over a grid of strides, dilations, kernels, sizes and pads (negative pads
 // included: output_shape may crop past the input), and the layers run in windows against the
 // reference.
 #include "layout_cases.h"
-#include "phase_decomposition.h"  // runtime/
+#include "layer/phase_decomposition.h"  // runtime/
 
 #include <gtest/gtest.h>
 

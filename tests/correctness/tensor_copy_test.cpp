@@ -1,7 +1,7 @@
-// The dispatcher's strided copies (runtime/tensor_copy.cpp) against element-by-element copies:
+// The dispatcher's strided copies (runtime/kernels/tensor_copy.cpp) against element-by-element copies:
 // transposes of every size around the 8x8 tiles and their masked edges (the layout twins'
 // channel-position transposes), the cross and inner axes' chunks, and the element sizes of every dtype.
-#include "tensor_copy.h"  // runtime/
+#include "kernels/tensor_copy.h"  // runtime/
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
-// The CPU kernels' thread pool (runtime/cpu_thread_pool.cpp), through the entry point the
+// The CPU kernels' thread pool (runtime/kernels/cpu_thread_pool.cpp), through the entry point the
 // kernels call (halide_do_par_for) and through layers run at several thread counts: every task
 // runs exactly once, nested and concurrent loops, a failing task's result, set_cpu_threads'
 // contract. Under DECONV_SPIN_US=off the same tests exercise Halide's own pool.
 #include "check.h"
-#include "cpu_thread_pool.h"  // runtime/: SerialLoops, StaticTasks
+#include "kernels/cpu_thread_pool.h"  // runtime/: SerialLoops, StaticTasks
 
 #include <atomic>
 #include <algorithm>

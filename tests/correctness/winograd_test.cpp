@@ -1,10 +1,10 @@
-// The Winograd path (ExecOptions::algorithm, runtime/winograd_executor.cpp): its transforms
+// The Winograd path (ExecOptions::algorithm, runtime/cpu/winograd_executor.cpp): its transforms
 // checked exactly, its results against the independent reference within the error bound that
 // docs/semantics.md states per dtype, and which layers each algorithm setting runs it on.
 #include "check.h"
 
-#include "../../generators/winograd_transforms.h"
-#include "half_conversion.h"
+#include "../../facts/winograd_transforms.h"
+#include "kernels/half_conversion.h"
 
 #include <gtest/gtest.h>
 
@@ -332,7 +332,7 @@ TEST(WinogradChoice, FollowsTheAlgorithmOption) {
               std::string::npos);
 }
 
-// Auto on phases of 4 to 127 tiles (runtime/layer_classes.cpp, winograd_pays_on_few_tiles):
+// Auto on phases of 4 to 127 tiles (runtime/dispatch/layer_classes.cpp, winograd_pays_on_few_tiles):
 // layers of 64 or more input and output channels take it on x86-64, F(4, 3) on any CPU variant,
 // F(4, 2) where the CPU has 32 vector registers (AVX-512); fewer channels or fewer tiles keep
 // the direct kernels.

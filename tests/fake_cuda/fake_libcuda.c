@@ -1,6 +1,6 @@
 /* A stand-in for the NVIDIA driver (libcuda.so.1) on machines without one, so CI exercises the
  * library's "driver present, no usable GPU" path, not only "no driver". It exports the entry
- * points the library's probe (runtime/cuda_glue.cpp) resolves and fails the way a driver on a
+ * points the library's probe (runtime/gpu/cuda_glue.cpp) resolves and fails the way a driver on a
  * machine without a GPU does:
  *   FAKE_CUDA_MODE unset or "nodevice": cuInit returns CUDA_ERROR_NO_DEVICE (100);
  *   FAKE_CUDA_MODE=zero: cuInit succeeds and cuDeviceGetCount reports 0 GPUs.

@@ -25,7 +25,7 @@ constexpr uint64_t kRunElements = uint64_t(1) << 14;
 constexpr int64_t kRunMacs = int64_t(1) << 20;
 // Plan::create is only asked for layers whose tensors hold at most this many elements each
 // (1 GiB of f32), whose filter dims and strides are at most kCreateExtent: its phase
-// decomposition (runtime/phase_decomposition.cpp) makes one phase per stride residue and walks
+// decomposition (runtime/layer/phase_decomposition.cpp) makes one phase per stride residue and walks
 // every tap, so a filter of 2^30 taps along one axis (800 GB, a tensor no caller can hold) and
 // a stride of 2^23 on a 2-pixel input (8 million phases, most of them empty) each kept creation
 // busy for over a minute. Larger layers still go through infer_shape, whose overflow checks

@@ -1,4 +1,4 @@
-// libFuzzer target: the schedule-database reader (runtime/schedule_database.cpp), what
+// libFuzzer target: the schedule-database reader (runtime/tuning/schedule_database.cpp), what
 // load_schedules, DECONV_SCHEDULES and --schedules read. Only deconv::Error may escape, and a
 // database that parses must write back to a text that parses to the same entries.
 #include <cstddef>
@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "schedule_database.h"
+#include "tuning/schedule_database.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const std::string text(reinterpret_cast<const char *>(data), size);

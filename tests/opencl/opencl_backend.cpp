@@ -1,7 +1,7 @@
 // The OpenCL backend of the GPU executor (see opencl_backend.h).
 #include "opencl_backend.h"
 
-#include "halide_glue.h"
+#include "kernels/halide_glue.h"
 
 #include "HalideRuntime.h"
 #include "HalideRuntimeOpenCL.h"

@@ -1,10 +1,10 @@
-// The OpenCL backend of the GPU executor (runtime/gpu_backend.h), over the test-only OpenCL
+// The OpenCL backend of the GPU executor (runtime/gpu/gpu_backend.h), over the test-only OpenCL
 // kernels (cmake/DeconvOpenCLTestKernels.cmake): the same GPU schedule and dispatch as CUDA,
 // run on the CPU by pocl.
 #pragma once
 
-#include "gpu_backend.h"
-#include "kernel_registry.h"
+#include "gpu/gpu_backend.h"
+#include "kernels/kernel_registry.h"
 
 #include <string>
 

@@ -1,5 +1,5 @@
 // The GPU schedule (generators/schedules/gpu_schedule.h) and the GPU executor
-// (runtime/gpu_executor.cpp, which runs CUDA plans) on the CPU through OpenCL (pocl), against the
+// (runtime/gpu/gpu_executor.cpp, which runs CUDA plans) on the CPU through OpenCL (pocl), against the
 // independent reference (tests/reference/). The kernels are the CUDA matrix's, compiled for
 // Halide's OpenCL target (cmake/DeconvOpenCLTestKernels.cmake); the executor is the very code CUDA
 // plans run, on the OpenCL backend (opencl_backend.h).
@@ -24,8 +24,8 @@
 #include "gpu_dispatch_checks.h"
 #include "layout_support.h"
 
-#include "gpu_executor.h"
-#include "halide_glue.h"
+#include "gpu/gpu_executor.h"
+#include "kernels/halide_glue.h"
 #include "opencl_backend.h"
 #include "opencl_plan.h"
 

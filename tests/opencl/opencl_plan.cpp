@@ -1,7 +1,7 @@
 // Resolves a layer for the OpenCL test kernels (see opencl_plan.h).
 #include "opencl_plan.h"
 
-#include "cuda_executor.h"
+#include "gpu/cuda_executor.h"
 #include "opencl_backend.h"
 
 #include <string>

@@ -1,10 +1,10 @@
 // A GPU plan on the OpenCL test kernels: the fields of Plan::Impl that the GPU executor reads,
-// resolved as Plan::create resolves them for Device::CUDA (runtime/plan.cpp), with the OpenCL
+// resolved as Plan::create resolves them for Device::CUDA (runtime/api/plan.cpp), with the OpenCL
 // kernel of the key the CUDA plan looks up. Plan::create itself cannot make it: it asks the CUDA
 // driver, which a machine without a GPU lacks.
 #pragma once
 
-#include "plan_impl.h"
+#include "plan/plan_impl.h"
 
 #include <memory>
 #include <optional>

@@ -1,6 +1,6 @@
 // The dispatch policy as text: every knob and value round-trips, and what is not a knob or a
 // value is refused by name.
-#include "policy.h"
+#include "plan/policy.h"
 
 #include "deconv/deconv.h"
 

@@ -1,6 +1,6 @@
 // The kernel registry reads the parameters every kernel was generated with (the PARAMS of
 // cmake/DeconvKernels.cmake) into typed keys.
-#include "kernel_registry.h"
+#include "kernels/kernel_registry.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // models') entries, a lookup prefers this CPU model's entry, every malformed database is refused
 // naming the file and the entry, and a matching entry is what Plan::create runs (describe() names
 // it).
-#include "schedule_database.h"
+#include "tuning/schedule_database.h"
 
 #include "deconv/tuning.h"
 

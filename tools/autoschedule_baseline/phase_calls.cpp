@@ -1,6 +1,6 @@
 #include "phase_calls.h"
 
-#include "phase_decomposition.h"  // runtime/: the phases the runtime itself runs
+#include "layer/phase_decomposition.h"  // runtime/: the phases the runtime itself runs
 
 #include <stdexcept>
 

@@ -1,6 +1,6 @@
 // The calls that compute a whole layer from its phases, the way the runtime's CPU executor
-// makes them (runtime/cpu_executor.cpp): one call per combination of per-axis stride phases
-// (runtime/phase_decomposition.h decides them), each on strided views of the caller's dense
+// makes them (runtime/cpu/cpu_executor.cpp): one call per combination of per-axis stride phases
+// (runtime/layer/phase_decomposition.h decides them), each on strided views of the caller's dense
 // tensors, so that the phases together write every output element once.
 #pragma once
 

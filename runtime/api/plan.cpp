@@ -1,0 +1,476 @@
+// Plan: validates and resolves a layer once (shape inference, the dispatch policy, the
+// strategy's kernels), then runs it on the CPU or CUDA executor.
+#include "layer/checked_math.h"
+#include "cpu/cpu_executor.h"
+#include "kernels/cpu_thread_pool.h"
+#include "gpu/cuda_executor.h"
+#include "gpu/cuda_glue.h"
+#include "deconv/deconv.h"
+#include "kernels/half_conversion.h"
+#include "cpu/filter_packing.h"
+#include "kernels/halide_glue.h"
+#include "kernels/kernel_call.h"
+#include "layer/messages.h"
+#include "plan/plan_impl.h"
+#include "tuning/schedule_database.h"
+#include "dispatch/strategy.h"
+#include "kernels/tensor_copy.h"
+#include "cpu/winograd_executor.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <vector>
+
+namespace deconv {
+
+using detail::checked_mul;
+using detail::check_fits_int32;
+using detail::dense_strides;
+
+namespace {
+
+using detail::invalid;
+using detail::shape_str;
+
+// Checks a view against the plan: dtype, shape, pointer and strides. Returns the strides to
+// use (dense when the view gives none).
+std::vector<int64_t> check_view(const char *what, const void *data, DType dtype, const std::vector<int64_t> &shape,
+                                const std::vector<int64_t> &strides, DType want_dtype,
+                                const std::vector<int64_t> &want_shape, bool is_output) {
+    if (dtype != want_dtype) {
+        invalid(std::string(what) + " dtype " + dtype_name(dtype) + " does not match the layer's dtype " +
+                dtype_name(want_dtype));
+    }
+    if (shape != want_shape) {
+        invalid(std::string(what) + " shape " + shape_str(shape) + " does not match the expected " +
+                shape_str(want_shape));
+    }
+    if (!data) invalid(std::string(what) + " data pointer is null");
+    if (strides.empty()) return detail::dense_strides(shape);
+    if (strides.size() != shape.size()) {
+        invalid(std::string(what) + " has " + std::to_string(strides.size()) + " strides " + shape_str(strides) +
+                " for " + std::to_string(shape.size()) + " axes");
+    }
+    for (size_t i = 0; i < strides.size(); i++) {
+        if (strides[i] < 0) {
+            invalid(std::string(what) + " strides[" + std::to_string(i) + "] is " + std::to_string(strides[i]) +
+                    "; negative strides are not supported");
+        }
+        if (strides[i] > (int64_t(1) << 48)) {
+            throw Error(ErrorKind::TooLarge, std::string(what) + " strides[" + std::to_string(i) + "] is " +
+                                                 std::to_string(strides[i]) + ", beyond any addressable tensor");
+        }
+    }
+    if (is_output) {
+        // No two elements of the output may share memory: order the axes by stride and require
+        // each stride to step over the whole extent of the axes inside it.
+        std::vector<size_t> order(shape.size());
+        for (size_t i = 0; i < order.size(); i++) order[i] = i;
+        std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return strides[a] < strides[b]; });
+        int64_t span = 1;
+        for (size_t i : order) {
+            if (shape[i] == 1) continue;
+            if (strides[i] < span) {
+                invalid(std::string(what) + " strides " + shape_str(strides) + " make elements overlap (axis " +
+                        std::to_string(i) + " stride " + std::to_string(strides[i]) + " < " +
+                        std::to_string(span) + ")");
+            }
+            span = checked_mul(strides[i], shape[i], "output span");
+        }
+    }
+    return strides;
+}
+
+
+// Pairs (output position, tap) of a forward axis whose input index lies inside [0, X).
+int64_t forward_pairs(int64_t x, int64_t k, int64_t y, int64_t s, int64_t d, int64_t pb) {
+    int64_t pairs = 0;
+    for (int64_t j = 0; j < k; j++) {
+        // 0 <= q*s + j*d - pb < x, 0 <= q < y
+        const int64_t lo = std::max<int64_t>(0, detail::floor_div(pb - j * d + s - 1, s));
+        const int64_t hi = std::min<int64_t>(y, detail::floor_div(x - 1 + pb - j * d, s) + 1);
+        if (hi > lo) pairs += hi - lo;
+    }
+    return pairs;
+}
+
+
+// DECONV_VERBOSE=1: every plan prints describe() to stderr when it is made (read once).
+bool verbose() {
+    static const bool on = [] {
+        const char *v = std::getenv("DECONV_VERBOSE");
+        return v && *v && std::strcmp(v, "0") != 0;
+    }();
+    return on;
+}
+
+// The plan's pins: a schedule-database entry for the layer on this machine, then the
+// environment's measuring switches, then ExecOptions::schedule, each over the one before.
+void choose_policy(Plan::Impl &p, const Attributes &attrs, const ExecOptions &exec) {
+    using detail::Policy;
+    Policy policy;
+    std::string source = "heuristics";
+    if (exec.use_schedule_database) {
+        const detail::ScheduleKey key =
+            detail::schedule_key(p.op, p.dtype, p.input_shape, p.filter_shape, p.info, attrs);
+        if (const auto match = detail::find_schedule(key)) {
+            policy = match->entry.policy;
+            source = match->source + (match->exact ? "" : " (tuned on " + match->entry.cpu + ")");
+        }
+    }
+    const Policy env = detail::policy_from_environment();
+    if (!env.all_auto()) {
+        policy = detail::overlay(policy, env);
+        source += " + environment";
+    }
+    if (!exec.schedule.empty()) {
+        policy = detail::overlay(policy, detail::parse_policy(exec.schedule, "ExecOptions::schedule"));
+        source += " + options";
+    }
+    p.policy = policy;
+    p.policy_source = source;
+}
+
+}  // namespace
+
+Plan::Plan(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+Plan::Plan(const Plan &) = default;
+Plan &Plan::operator=(const Plan &) = default;
+Plan::Plan(Plan &&) noexcept = default;
+Plan &Plan::operator=(Plan &&) noexcept = default;
+Plan::~Plan() = default;
+
+const ShapeInfo &Plan::shape() const { return impl_->info; }
+DType Plan::dtype() const { return impl_->dtype; }
+Op Plan::op() const { return impl_->op; }
+int64_t Plan::macs() const { return impl_->macs; }
+Device Plan::device() const { return impl_->device; }
+const std::string &Plan::fallback_reason() const { return impl_->fallback_reason; }
+
+std::string Plan::describe() const {
+    const Impl &p = *impl_;
+    std::string s = std::string(op_name(p.op)) + " " + std::to_string(p.geo.rank) + "D " + dtype_name(p.dtype) + " " +
+                    data_format_name(p.geo.data_format) + " " + shape_str(p.input_shape) + " -> " +
+                    shape_str(p.info.output_shape) + " on " + device_name(p.device);
+    if (p.device == Device::CPU) s += " (" + cpu_variant() + ", " + std::to_string(cpu_threads()) + " threads)";
+    s += ": " + detail::describe_execution(p);
+    if (p.device == Device::CPU) {
+        const std::string pins = detail::format_policy(p.policy);
+        s += "; policy " + (pins.empty() ? std::string("all auto") : pins) + " from " + p.policy_source;
+    }
+    return s;
+}
+
+std::shared_ptr<Plan::Impl> detail::resolve_layer(Op op, DType dtype, const std::vector<int64_t> &input_shape,
+                                                  const std::vector<int64_t> &filter_shape, const Attributes &attrs,
+                                                  const std::optional<std::vector<int64_t>> &output_shape) {
+    auto impl = std::make_shared<Plan::Impl>();
+    impl->op = op;
+    impl->dtype = dtype;
+    impl->input_shape = input_shape;
+    impl->filter_shape = filter_shape;
+    impl->geo = op_geometry(op, input_shape, filter_shape, attrs);
+    impl->info = infer_shape(op, impl->geo, input_shape, filter_shape, attrs, output_shape);
+    const std::vector<int64_t> out_ncx = to_ncx(impl->info.output_shape, impl->geo.data_format);
+    impl->out_spatial.assign(out_ncx.begin() + 2, out_ncx.end());
+    return impl;
+}
+
+Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, const std::vector<int64_t> &filter_shape,
+                  const Attributes &attrs, const std::optional<std::vector<int64_t>> &output_shape,
+                  const ExecOptions &exec) {
+    std::shared_ptr<Impl> impl = detail::resolve_layer(op, dtype, input_shape, filter_shape, attrs, output_shape);
+    const detail::OpGeometry &geo = impl->geo;
+    const int rank = geo.rank;
+    if (op == Op::ConvolutionBackwardData && dtype != DType::f32 && dtype != DType::bf16 && dtype != DType::f16) {
+        detail::invalid(std::string("ConvolutionBackwardData supports f32, bf16 and f16 (oneDNN Graph's table), not ") +
+                        dtype_name(dtype));
+    }
+
+    if (exec.device == Device::CUDA) {
+        // CUDA, or why not (then the CPU when the caller allows it).
+        const detail::KernelEntry *k = detail::find_kernel(detail::cuda_kernel_key(geo, dtype));
+        std::string why;
+        ErrorKind kind = ErrorKind::Unsupported;
+#if !defined(DECONV_HAVE_CUDA)
+        why = "CUDA is unavailable: " + cuda_unavailable_reason();  // the build has no CUDA kernels
+#else
+        if (!k) {
+            const char *detail = dtype == DType::bf16
+                                     ? "Halide 14 cannot compile bf16 for CUDA: bf16 layers run on the CPU"
+                                     : "not among this build's CUDA kernels: see DECONV_CUDA_DTYPES, DECONV_RANKS and "
+                                       "built_dtypes(Device::CUDA)";
+            why = std::string(op_name(op)) + " " + std::to_string(rank) + "D " + dtype_name(dtype) + " " +
+                  data_format_name(geo.data_format) + " is not supported on CUDA (" + detail + ")";
+        } else if (!cuda_available()) {
+            why = "CUDA is unavailable: " + cuda_unavailable_reason();
+        } else {
+            why = detail::cuda_launch_problem(geo, impl->out_spatial);
+            if (!why.empty()) kind = ErrorKind::TooLarge;
+        }
+#endif
+        if (why.empty()) {
+            impl->device = Device::CUDA;
+            impl->channel_major = geo.data_format == DataFormat::NXC;
+            impl->kernel = impl->interior_kernel = k;
+        } else if (!exec.allow_cpu_fallback) {
+            throw Error(kind, why);
+        } else {
+            impl->fallback_reason = why;
+        }
+    }
+    // Every extent and stride handed to a kernel must fit Halide's 32-bit buffer fields.
+    check_fits_int32(input_shape, "data shape");
+    check_fits_int32(filter_shape, "filter shape");
+    check_fits_int32(impl->info.output_shape, "output shape");
+
+    int64_t macs = checked_mul(checked_mul(geo.n, geo.groups, "MACs"), checked_mul(geo.c_in, geo.c_out, "MACs"),
+                               "MACs");
+    for (int i = 0; i < rank; i++) {
+        const int64_t k = geo.kernel[i], x = geo.in_spatial[i], y = impl->out_spatial[i];
+        const int64_t s = impl->info.strides[i], d = impl->info.dilations[i], pb = impl->info.pads_begin[i];
+        if (geo.forward) {
+            check_fits_int32({pb, s, d}, "attribute");
+            macs = checked_mul(macs, forward_pairs(x, k, y, s, d, pb), "MACs");
+            continue;
+        }
+        impl->phases.push_back(detail::decompose_axis(s, d, k, x, y, pb));
+        int64_t pairs = 0;
+        for (const AxisPhase &p : impl->phases.back()) pairs += p.pairs;
+        macs = checked_mul(macs, pairs, "MACs");
+        for (const AxisPhase &p : impl->phases.back()) {
+            check_fits_int32({p.in_offset, p.tap_step * k}, "phase");
+        }
+    }
+    impl->macs = macs;
+    // The kernel choice reads the phases (how many taps each has, how many outputs they write).
+    if (impl->device == Device::CPU) {
+        choose_policy(*impl, attrs, exec);
+        detail::choose_cpu_kernels(*impl);
+    }
+    // f16 and bf16 where the build left their kernels out (every CPU it runs on converts them).
+    bool half_on_f32 = false;
+    if (impl->device == Device::CPU && (!impl->kernel || !impl->interior_kernel)) {
+        half_on_f32 = detail::half_runs_on_f32_kernel(detail::cpu_kernel_key(*impl, rank, impl->channel_major, false));
+    }
+    if ((!impl->kernel || !impl->interior_kernel) && !half_on_f32) {
+        const std::string no_variant = impl->device == Device::CPU ? detail::missing_cpu_variant_reason() : "";
+        throw Error(ErrorKind::Unsupported, std::string("no kernel for ") + op_name(op) + " " + std::to_string(rank) +
+                                                "D " + dtype_name(dtype) + " " + data_format_name(geo.data_format) +
+                                                (no_variant.empty() ? std::string(" in this build (see DECONV_RANKS / DECONV_DTYPES") +
+                                                                          (geo.forward ? " / DECONV_FORWARD)" : ")")
+                                                                    : ": " + no_variant));
+    }
+    detail::install_halide_hooks();
+    if (impl->device == Device::CPU) {
+        detail::KernelKey f32 = detail::cpu_kernel_key(*impl, rank, impl->channel_major, false);
+        f32.dtype = DType::f32;
+        // The Winograd path computes in f32: 16-bit layers on it run as f32 too.
+        const int winograd_tile = detail::choose_winograd_tile(*impl, exec.algorithm);
+        if (winograd_tile > 0 && dtype == DType::f32) detail::set_winograd(*impl, winograd_tile);
+        if ((detail::runs_as_f32(dtype) || winograd_tile > 0 || half_on_f32) && dtype != DType::f32 &&
+            detail::find_kernel(f32)) {
+            // The f32 plan runs with this plan's pins (its database entry is this layer's) and
+            // its choice of algorithm.
+            ExecOptions as_f32;
+            as_f32.schedule = detail::format_policy(impl->policy);
+            if (winograd_tile > 0) as_f32.schedule += " winograd_tile=" + std::to_string(winograd_tile);
+            as_f32.algorithm = winograd_tile > 0 ? Algorithm::Winograd : Algorithm::Direct;
+            as_f32.use_schedule_database = false;
+            impl->via_f32 = create(op, DType::f32, input_shape, filter_shape, attrs, output_shape, as_f32).impl_;
+        }
+        detail::choose_cpu_strategy(*impl, impl->via_f32 != nullptr);
+    }
+    Plan plan(std::move(impl));
+    if (verbose()) std::fprintf(stderr, "deconv: %s\n", plan.describe().c_str());
+    return plan;
+}
+
+void Plan::run(const void *input, const void *filter, void *output) const {
+    run(ConstTensorView(input, impl_->dtype, impl_->input_shape), ConstTensorView(filter, impl_->dtype, impl_->filter_shape),
+        TensorView{output, impl_->dtype, impl_->info.output_shape, {}});
+}
+
+namespace {
+
+
+void check_host_memory(const Plan::Impl &p, const char *what, Memory memory) {
+    if (p.device == Device::CUDA || memory == Memory::Host) return;
+    invalid(std::string(what) + " view is CUDA device memory but the plan runs on the CPU" +
+            (p.fallback_reason.empty() ? std::string(" (create it with ExecOptions{Device::CUDA})")
+                                       : " (CPU fallback: " + p.fallback_reason + ")"));
+}
+
+// f16 and bf16 layers run as f32 (via_f32): the input converted exactly, `run_f32` runs the f32
+// plan on dense f32 buffers, the output is rounded once to the storage type. The f32 buffers come from the plan's
+// pools (which its own kernels never use): fresh vectors cost every run their page faults and
+// the output's zeroing, 2-3% of centernet_up3_f16.
+template <typename RunF32>
+void run_via_f32(const Plan::Impl &p, const ConstTensorView &input, const std::vector<int64_t> &in_st,
+                 const TensorView &output, const std::vector<int64_t> &out_st, RunF32 run_f32) {
+    int64_t in_count = 1, out_count = 1;
+    for (int64_t v : p.input_shape) in_count *= v;
+    for (int64_t v : p.info.output_shape) out_count *= v;
+    detail::BufferPool::Lease x = p.bordered_pool.take((size_t)in_count * sizeof(float));
+    detail::BufferPool::Lease y = p.output_pool.take((size_t)out_count * sizeof(float));
+    detail::half_to_dense_f32(p.dtype, (const uint16_t *)input.data, p.input_shape, in_st, (float *)x.data());
+    run_f32((const float *)x.data(), (float *)y.data());
+    detail::dense_f32_to_half(p.dtype, (const float *)y.data(), (uint16_t *)output.data, p.info.output_shape, out_st);
+}
+
+
+
+// The plan whose kernels run a CPU layer: its twin in the other layout, or itself. Filters are
+// packed for it.
+const Plan::Impl &kernel_plan(const Plan::Impl &p) { return p.via_nxc ? *p.via_nxc : p.via_ncx ? *p.via_ncx : p; }
+
+// Runs a validated CPU layer, on its twin when it has one (the views' axes then reordered to the
+// twin's layout: the same memory, which the executor copies densely into the twin's layout).
+void run_cpu_plan(const Plan::Impl &p, const ConstTensorView &input, std::vector<int64_t> in_st,
+                  const TensorView &output, std::vector<int64_t> out_st, const detail::FilterPacking &packed) {
+    const detail::SerialLoops serial(p.serial);
+    if (p.via_ncx) {
+        detail::run_cpu(*p.via_ncx, input, detail::nxc_to_ncx_order(in_st), output, detail::nxc_to_ncx_order(out_st),
+                        packed);
+        return;
+    }
+    if (!p.via_nxc) {
+        detail::run_cpu(p, input, std::move(in_st), output, std::move(out_st), packed);
+        return;
+    }
+    detail::run_cpu(*p.via_nxc, input, detail::ncx_to_nxc_order(in_st), output, detail::ncx_to_nxc_order(out_st), packed);
+}
+
+// A scratch buffer a run cannot allocate (the bordered input, a dense output, an f32 copy) is
+// reported as TooLarge, before any kernel has written the output.
+template <typename Fn>
+void out_of_memory_as_error(const Plan::Impl &p, Fn fn) {
+    try {
+        fn();
+    } catch (const std::bad_alloc &) {
+        throw Error(ErrorKind::TooLarge, std::string("out of memory: the scratch buffers of a run of ") + op_name(p.op) +
+                                             " " + shape_str(p.input_shape) + " -> " + shape_str(p.info.output_shape) +
+                                             " could not be allocated");
+    }
+}
+
+}  // namespace
+
+// What Plan::pack_filter keeps: the CPU kernels' packing, the f32 plan's packed filter of an f16
+// layer run as f32, or a CUDA plan's filter packed on the GPU (gpu_executor.cpp), resident there.
+struct PackedFilter::Impl {
+    std::weak_ptr<const Plan::Impl> owner;
+    detail::FilterPacking packing;   // CPU plans
+    PackedFilter via_f32;    // f16 and bf16 plans run as f32
+    std::shared_ptr<const detail::GpuPackedFilter> gpu;  // CUDA plans
+};
+
+PackedFilter::PackedFilter() = default;
+PackedFilter::PackedFilter(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+size_t PackedFilter::bytes() const {
+    if (!impl_) return 0;
+    return impl_->packing.data.size() + impl_->packing.interleaved.data.size() + impl_->via_f32.bytes() +
+           (impl_->gpu ? impl_->gpu->bytes() : 0);
+}
+bool PackedFilter::empty() const { return !impl_; }
+
+PackedFilter Plan::pack_filter(const ConstTensorView &filter) const {
+    const Impl &p = *impl_;
+    const std::vector<int64_t> w_st = check_view("filter", filter.data, filter.dtype, filter.shape, filter.strides,
+                                                 p.dtype, p.filter_shape, false);
+    check_host_memory(p, "filter", filter.memory);
+    auto packed = std::make_shared<PackedFilter::Impl>();
+    packed->owner = impl_;
+    const size_t elem = dtype_size(p.dtype);
+    if (p.device == Device::CUDA) {
+    #if defined(DECONV_HAVE_CUDA)
+        check_fits_int32(w_st, "filter stride");
+        packed->gpu = detail::pack_filter_cuda(p, filter, w_st);
+    #endif
+    } else if (p.via_f32) {
+        std::vector<float> w = detail::half_to_dense_f32(p.dtype, (const uint16_t *)filter.data, p.filter_shape, w_st);
+        packed->via_f32 = Plan(p.via_f32).pack_filter(ConstTensorView(w.data(), DType::f32, p.filter_shape));
+    } else {
+        check_fits_int32(w_st, "filter stride");
+        packed->packing = detail::pack_filter(filter.data, w_st, kernel_plan(p), elem);
+    }
+    return PackedFilter(std::move(packed));
+}
+
+void Plan::run(const ConstTensorView &input, const PackedFilter &filter, const TensorView &output) const {
+    out_of_memory_as_error(*impl_, [&] {
+        const Impl &p = *impl_;
+        if (filter.empty()) invalid("packed filter is empty (make it with Plan::pack_filter)");
+        if (filter.impl_->owner.lock().get() != &p) {
+            invalid("packed filter was made by another plan (a packing serves the plan that made it and its copies)");
+        }
+        std::vector<int64_t> in_st = check_view("data", input.data, input.dtype, input.shape, input.strides, p.dtype,
+                                                p.input_shape, false);
+        std::vector<int64_t> out_st = check_view("output", output.data, output.dtype, output.shape, output.strides,
+                                                 p.dtype, p.info.output_shape, true);
+        check_host_memory(p, "data", input.memory);
+        check_host_memory(p, "output", output.memory);
+    #if defined(DECONV_HAVE_CUDA)
+        if (p.device == Device::CUDA) {
+            check_fits_int32(in_st, "data stride");
+            check_fits_int32(out_st, "output stride");
+            detail::run_cuda(p, input, ConstTensorView(nullptr, p.dtype, p.filter_shape), output, in_st, {}, out_st,
+                             filter.impl_->gpu.get());
+            return;
+        }
+    #endif
+        if (p.via_f32) {
+            run_via_f32(p, input, in_st, output, out_st, [&](const float *x, float *y) {
+                Plan(p.via_f32).run(ConstTensorView(x, DType::f32, p.input_shape), filter.impl_->via_f32,
+                                    TensorView{y, DType::f32, p.info.output_shape, {}});
+            });
+            return;
+        }
+        check_fits_int32(in_st, "data stride");
+        check_fits_int32(out_st, "output stride");
+        run_cpu_plan(p, input, std::move(in_st), output, std::move(out_st), filter.impl_->packing);
+    });
+}
+
+void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, const TensorView &output) const {
+    out_of_memory_as_error(*impl_, [&] {
+        const Impl &p = *impl_;
+        std::vector<int64_t> in_st = check_view("data", input.data, input.dtype, input.shape, input.strides, p.dtype,
+                                                p.input_shape, false);
+        std::vector<int64_t> w_st = check_view("filter", filter.data, filter.dtype, filter.shape, filter.strides,
+                                               p.dtype, p.filter_shape, false);
+        std::vector<int64_t> out_st = check_view("output", output.data, output.dtype, output.shape, output.strides,
+                                                 p.dtype, p.info.output_shape, true);
+        check_host_memory(p, "data", input.memory);
+        check_host_memory(p, "filter", filter.memory);
+        check_host_memory(p, "output", output.memory);
+    #if defined(DECONV_HAVE_CUDA)
+        if (p.device == Device::CUDA) {
+            check_fits_int32(in_st, "data stride");
+            check_fits_int32(w_st, "filter stride");
+            check_fits_int32(out_st, "output stride");
+            detail::run_cuda(p, input, filter, output, in_st, w_st, out_st);
+            return;
+        }
+    #endif
+        if (p.via_f32) {
+            // Everything is validated: convert exactly to f32, run the f32 plan, round once.
+            std::vector<float> w = detail::half_to_dense_f32(p.dtype, (const uint16_t *)filter.data, p.filter_shape, w_st);
+            run_via_f32(p, input, in_st, output, out_st,
+                        [&](const float *x, float *y) { Plan(p.via_f32).run(x, w.data(), y); });
+            return;
+        }
+        check_fits_int32(in_st, "data stride");
+        check_fits_int32(w_st, "filter stride");
+        check_fits_int32(out_st, "output stride");
+        detail::FilterPacking packed =
+            detail::pack_filter(filter.data, w_st, kernel_plan(p), dtype_size(p.dtype), &p.packing_buffers);
+        run_cpu_plan(p, input, std::move(in_st), output, std::move(out_st), packed);
+        detail::recycle_packing(packed, p.packing_buffers);
+    });
+}
+
+}  // namespace deconv

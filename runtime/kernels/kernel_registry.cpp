@@ -1,0 +1,185 @@
+#include "kernels/kernel_registry.h"
+
+#include "kernels/halide_glue.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
+
+// Generated: includes every kernel header and defines kKernelTable[].
+#include "kernel_table.inc"
+
+namespace deconv {
+namespace detail {
+
+bool KernelKey::operator==(const KernelKey &o) const {
+    return family == o.family && rank == o.rank && dtype == o.dtype && device == o.device && layout == o.layout &&
+           channels == o.channels && bounded == o.bounded && x_stride == o.x_stride && blocked == o.blocked &&
+           short_phase0 == o.short_phase0 && ci_pairs == o.ci_pairs && groups == o.groups && dots == o.dots &&
+           tap_rows == o.tap_rows && group_block == o.group_block && tile == o.tile && taps == o.taps;
+}
+
+KernelEntry parse_kernel_row(const KernelTableRow &row) {
+    KernelEntry e{};
+    e.name = row.name;
+    e.fn = runnable_variant(row).fn;
+    e.key.device = row.device;
+    const std::string gen = row.generator;
+    const auto fail = [&](const std::string &why) {
+        throw Error(ErrorKind::Kernel, std::string("kernel table row ") + row.name + ": " + why);
+    };
+    e.key.dots = gen == "deconv_phase_conv_dots";
+    if (gen == "deconv_phase_conv" || e.key.dots || gen == "deconv_phase_conv_group_blocks")
+        e.key.family = KernelFamily::Phase;
+    else if (gen == "deconv_phase_conv_interleaved" || gen == "deconv_phase_conv_interleaved_groups")
+        e.key.family = KernelFamily::Interleaved;
+    else if (gen == "deconv_group_conv") e.key.family = KernelFamily::GroupConv;
+    else if (gen == "deconv_winograd_input") e.key.family = KernelFamily::WinogradInput;
+    else if (gen == "deconv_winograd_output") e.key.family = KernelFamily::WinogradOutput;
+    else fail("unknown generator " + gen);
+    std::string vectorize = "auto";
+    const std::string params = row.params;
+    size_t at = 0;
+    while (at < params.size()) {
+        const size_t end = std::min(params.find(' ', at), params.size());
+        const std::string item = params.substr(at, end - at);
+        at = end + 1;
+        if (item.empty()) continue;
+        const size_t eq = item.find('=');
+        if (eq == std::string::npos) fail("parameter '" + item + "' is not key=value");
+        const std::string k = item.substr(0, eq), v = item.substr(eq + 1);
+        const int n = std::atoi(v.c_str());
+        if (k == "rank") e.key.rank = n;
+        else if (k == "dtype") e.key.dtype = parse_dtype(v);
+        else if (k == "layout") e.key.layout = parse_data_format(v);
+        else if (k == "vectorize") vectorize = v;
+        else if (k == "bounded") e.key.bounded = v == "true";
+        else if (k == "x_stride") e.key.x_stride = n;
+        else if (k == "blocked") e.key.blocked = v == "true";
+        else if (k == "short_phase") e.key.short_phase0 = n == 0;
+        else if (k == "ci_pairs") e.key.ci_pairs = v == "true";
+        else if (k == "tap_rows") e.key.tap_rows = v == "true";
+        else if (k == "group_block") e.key.group_block = n;
+        else if (k == "vectors") e.knobs.vectors = n;
+        else if (k == "co_tile") e.knobs.co_tile = n;
+        else if (k == "q_tile") e.knobs.q_tile = n;
+        else if (k == "unroll_taps") e.knobs.unroll_taps = v == "true";
+        else if (k == "tile") e.key.tile = n;
+        else if (k == "taps") e.key.taps = n;
+        else fail("unknown parameter '" + k + "'");
+    }
+    // The generators' rule for vectorize=auto (generators/kernel_generator.h): channels under NXC.
+    // Group-vectorized kernels read the channel-major filter packing too.
+    e.key.groups = vectorize == "groups";
+    e.key.channels = vectorize == "channels" || e.key.groups || (vectorize == "auto" && e.key.layout == DataFormat::NXC);
+    // The Winograd transforms are channels-last and vectorize channels (they have no such parameters).
+    if (e.key.family == KernelFamily::WinogradInput || e.key.family == KernelFamily::WinogradOutput) {
+        e.key.layout = DataFormat::NXC;
+        e.key.channels = true;
+    }
+    return e;
+}
+
+VariantFn runnable_variant(const KernelTableRow &row) {
+    for (const VariantFn &f : row.fns) {
+        if (!f.fn) break;
+        // Single-target rows (CUDA, OpenCL) run wherever their device does.
+        if (!f.variant || !*f.variant || cpu_variant_runs(f.variant)) return f;
+    }
+    return {nullptr, nullptr};
+}
+
+const std::vector<KernelEntry> &kernels() {
+    static const std::vector<KernelEntry> all = [] {
+        std::vector<KernelEntry> v;
+        for (const KernelTableRow &row : kKernelTable) {
+            KernelEntry e = parse_kernel_row(row);
+            if (e.fn) v.push_back(e);
+        }
+        return v;
+    }();
+    return all;
+}
+
+const std::vector<std::string> &built_cpu_variants() {
+    static const std::vector<std::string> v(std::begin(kCpuVariantsBuilt), std::end(kCpuVariantsBuilt));
+    return v;
+}
+
+const KernelEntry *find_kernel(const KernelKey &key) {
+    for (const KernelEntry &k : kernels())
+        if (k.key == key) return &k;
+    return nullptr;
+}
+
+namespace {
+// f16 or bf16 of the matrix (DECONV_DTYPES): the dtypes that may run on the f32 kernels.
+bool configured_half(DType t) {
+    return (t == DType::f16 || t == DType::bf16) &&
+           std::find(std::begin(kDtypesConfigured), std::end(kDtypesConfigured), t) != std::end(kDtypesConfigured);
+}
+}  // namespace
+
+bool half_runs_on_f32_kernel(const KernelKey &key) {
+    if (key.device != Device::CPU || !configured_half(key.dtype) || find_kernel(key)) return false;
+    KernelKey f32 = key;
+    f32.dtype = DType::f32;
+    return find_kernel(f32) != nullptr;
+}
+
+const KernelEntry *find_kernel(const KernelKey &key, const ScheduleKnobs &knobs) {
+    for (const KernelEntry &k : kernels())
+        if (k.key == key && k.knobs == knobs) return &k;
+    return nullptr;
+}
+
+}  // namespace detail
+
+namespace {
+// The distinct values of one field over the kernel table, in table order.
+template <typename T, typename Field>
+std::vector<T> distinct(Device device, Field field) {
+    std::vector<T> out;
+    for (const detail::KernelEntry &k : detail::kernels()) {
+        if (k.key.device != device) continue;
+        const T v = field(k);
+        bool seen = false;
+        for (const T &o : out) seen = seen || o == v;
+        if (!seen) out.push_back(v);
+    }
+    return out;
+}
+}  // namespace
+
+std::vector<std::string> built_cpu_variants() { return detail::built_cpu_variants(); }
+
+std::vector<DType> built_dtypes(Device device) {
+    std::vector<DType> out = distinct<DType>(device, [](const detail::KernelEntry &k) { return k.key.dtype; });
+    if (device != Device::CPU) return out;
+    // 16-bit dtypes of the matrix without kernels of their own run on the f32 ones.
+    const bool f32 = std::find(out.begin(), out.end(), DType::f32) != out.end();
+    for (DType t : detail::kDtypesConfigured) {
+        if (f32 && detail::configured_half(t) && std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+    }
+    return out;
+}
+
+std::vector<int> built_ranks(Device device) {
+    return distinct<int>(device, [](const detail::KernelEntry &k) { return k.key.rank; });
+}
+
+bool has_kernel(Op op, int rank, DType dtype, DataFormat format, Device device) {
+    detail::KernelKey key;
+    key.family = op == Op::GroupConvolution ? detail::KernelFamily::GroupConv : detail::KernelFamily::Phase;
+    key.rank = rank;
+    key.dtype = dtype;
+    key.device = device;
+    key.layout = format;
+    // The kernel each op runs first: channels vectorized under NXC (and for the forward op).
+    key.channels = format == DataFormat::NXC || op == Op::GroupConvolution;
+    if (device == Device::CUDA) key.channels = format == DataFormat::NXC;
+    return detail::find_kernel(key) != nullptr || detail::half_runs_on_f32_kernel(key);
+}
+
+}  // namespace deconv
