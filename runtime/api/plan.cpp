@@ -13,6 +13,7 @@
 #include "layer/messages.h"
 #include "plan/plan_impl.h"
 #include "tuning/schedule_database.h"
+#include "dispatch/implementations.h"
 #include "dispatch/strategy.h"
 #include "kernels/tensor_copy.h"
 #include "cpu/winograd_executor.h"
@@ -266,23 +267,14 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
     }
     detail::install_halide_hooks();
     if (impl->device == Device::CPU) {
-        detail::KernelKey f32 = detail::cpu_kernel_key(*impl, rank, impl->channel_major, false);
-        f32.dtype = DType::f32;
-        // The Winograd path computes in f32: 16-bit layers on it run as f32 too.
-        const int winograd_tile = detail::choose_winograd_tile(*impl, exec.algorithm);
-        if (winograd_tile > 0 && dtype == DType::f32) detail::set_winograd(*impl, winograd_tile);
-        if ((detail::runs_as_f32(dtype) || winograd_tile > 0 || half_on_f32) && dtype != DType::f32 &&
-            detail::find_kernel(f32)) {
-            // The f32 plan runs with this plan's pins (its database entry is this layer's) and
-            // its choice of algorithm.
-            ExecOptions as_f32;
-            as_f32.schedule = detail::format_policy(impl->policy);
-            if (winograd_tile > 0) as_f32.schedule += " winograd_tile=" + std::to_string(winograd_tile);
-            as_f32.algorithm = winograd_tile > 0 ? Algorithm::Winograd : Algorithm::Direct;
-            as_f32.use_schedule_database = false;
-            impl->via_f32 = create(op, DType::f32, input_shape, filter_shape, attrs, output_shape, as_f32).impl_;
-        }
-        detail::choose_cpu_strategy(*impl, impl->via_f32 != nullptr);
+        detail::PlanRequest request;
+        // (The Winograd path computes in f32: 16-bit layers on it run as f32 too.)
+        request.winograd_tile = detail::choose_winograd_tile(*impl, exec.algorithm);
+        request.half_on_f32 = half_on_f32;
+        request.make_f32_plan = [&](const ExecOptions &as_f32) {
+            return create(op, DType::f32, input_shape, filter_shape, attrs, output_shape, as_f32).impl_;
+        };
+        detail::choose_implementation(*impl, request);
     }
     Plan plan(std::move(impl));
     if (verbose()) std::fprintf(stderr, "deconv: %s\n", plan.describe().c_str());
@@ -327,21 +319,11 @@ void run_via_f32(const Plan::Impl &p, const ConstTensorView &input, const std::v
 // packed for it.
 const Plan::Impl &kernel_plan(const Plan::Impl &p) { return p.via_nxc ? *p.via_nxc : p.via_ncx ? *p.via_ncx : p; }
 
-// Runs a validated CPU layer, on its twin when it has one (the views' axes then reordered to the
-// twin's layout: the same memory, which the executor copies densely into the twin's layout).
+// Runs a validated CPU layer on its implementation's executor.
 void run_cpu_plan(const Plan::Impl &p, const ConstTensorView &input, std::vector<int64_t> in_st,
                   const TensorView &output, std::vector<int64_t> out_st, const detail::FilterPacking &packed) {
     const detail::SerialLoops serial(p.serial);
-    if (p.via_ncx) {
-        detail::run_cpu(*p.via_ncx, input, detail::nxc_to_ncx_order(in_st), output, detail::nxc_to_ncx_order(out_st),
-                        packed);
-        return;
-    }
-    if (!p.via_nxc) {
-        detail::run_cpu(p, input, std::move(in_st), output, std::move(out_st), packed);
-        return;
-    }
-    detail::run_cpu(*p.via_nxc, input, detail::ncx_to_nxc_order(in_st), output, detail::ncx_to_nxc_order(out_st), packed);
+    p.implementation->run(p, input, std::move(in_st), output, std::move(out_st), packed);
 }
 
 // A scratch buffer a run cannot allocate (the bordered input, a dense output, an f32 copy) is

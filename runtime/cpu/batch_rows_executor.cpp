@@ -51,7 +51,7 @@ void run_batch_rows(const Plan::Impl &p, const ConstTensorView &input, const std
     set_dim(out_dims[dims - 1], 0, 1, out_count);
     set_dim(w_dims[0], 0, geo.c_out, packed.co);
     set_dim(w_dims[1], 0, geo.c_in, packed.ci);
-    if (p.ci_pairs) set_dim(w_dims[1], 0, geo.c_in / 2, 2 * packed.ci);  // pairs: see run_cpu
+    if (p.ci_pairs) set_dim(w_dims[1], 0, geo.c_in / 2, 2 * packed.ci);  // pairs: see run_phase_kernels
     set_dim(w_dims[2], 0, geo.groups, packed.g);
     set_dim(w_dims[3], 0, 1, 1);
 

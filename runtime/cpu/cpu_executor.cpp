@@ -193,16 +193,8 @@ bool tap_windowed(const Plan::Impl &p) {
 }
 
 // Runs a validated CPU layer: views checked, strides fitting the kernels' 32-bit fields.
-void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int64_t> in_st, const TensorView &output,
-             std::vector<int64_t> out_st, const FilterPacking &packed) {
-    if (p.winograd.f) {
-        run_winograd(p, input, in_st, output, out_st, packed);
-        return;
-    }
-    if (p.batch_rows_kernel) {
-        run_batch_rows(p, input, in_st, output, out_st, packed);
-        return;
-    }
+void run_phase_kernels(const Plan::Impl &p, const ConstTensorView &input, std::vector<int64_t> in_st,
+                       const TensorView &output, std::vector<int64_t> out_st, const FilterPacking &packed) {
     const size_t elem = dtype_size(p.dtype);
     const OpGeometry &geo = p.geo;
     const int rank = geo.rank;
@@ -212,7 +204,7 @@ void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int6
     // not is repacked, into the zero-bordered copy when the layer reads one (any layout: the
     // channels-first data of a layer run on channels-last kernels is transposed there).
     const void *in_data = input.data;
-    // Edge windows (Plan::Impl::EdgeWindows) read the caller's input where it is dense.
+    // Edge windows (CpuConf::EdgeWindows) read the caller's input where it is dense.
     const bool edge_windows = p.edges.middle > 0 && in_st.back() == 1 && out_st.back() == 1;
     const bool bordered = !p.border_lo.empty() && !edge_windows;
     const std::vector<int64_t> caller_in_st = in_st;

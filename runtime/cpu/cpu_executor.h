@@ -1,5 +1,6 @@
-// The CPU executors: a validated plan run on its kernels (cpu_executor.cpp), the batch-rows
-// layout among them (batch_rows_executor.cpp).
+// The CPU executors of the phase-kernel and batch-rows implementations (dispatch/
+// implementations.h): a validated plan run on its kernels (cpu_executor.cpp), and in the
+// batch-rows layout (batch_rows_executor.cpp).
 #pragma once
 
 #include "cpu/filter_packing.h"
@@ -15,8 +16,8 @@ namespace detail {
 
 // Runs a validated CPU layer: views checked, strides fitting the kernels' 32-bit fields (`in_st`,
 // `out_st`: the caller's, in the plan's layout), the filter packed for `p`.
-void run_cpu(const Plan::Impl &p, const ConstTensorView &input, std::vector<int64_t> in_st, const TensorView &output,
-             std::vector<int64_t> out_st, const FilterPacking &packed);
+void run_phase_kernels(const Plan::Impl &p, const ConstTensorView &input, std::vector<int64_t> in_st,
+                       const TensorView &output, std::vector<int64_t> out_st, const FilterPacking &packed);
 void run_batch_rows(const Plan::Impl &p, const ConstTensorView &input, const std::vector<int64_t> &in_st,
                     const TensorView &output, const std::vector<int64_t> &out_st, const FilterPacking &packed);
 

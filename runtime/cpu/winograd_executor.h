@@ -38,7 +38,7 @@ void set_winograd(Plan::Impl &p, int m);
 // phase's taps reversed, in f32.
 FilterPacking pack_winograd_filter(const void *src, const std::vector<int64_t> &st, const Plan::Impl &p);
 
-// Runs a validated channels-last f32 layer on the Winograd path (run_cpu's contract).
+// Runs a validated channels-last f32 layer on the Winograd path (run_phase_kernels' contract).
 void run_winograd(const Plan::Impl &p, const ConstTensorView &input, const std::vector<int64_t> &in_st,
                   const TensorView &output, const std::vector<int64_t> &out_st, const FilterPacking &packed);
 

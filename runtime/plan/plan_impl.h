@@ -1,5 +1,6 @@
-// A plan's state: the layer resolved once by Plan::create (plan.cpp), the kernels and steps
-// strategy.cpp chose for it, and the scratch buffers its runs keep. Read by the executors.
+// A plan's state (Plan::Impl): the layer resolved once by Plan::create (api/plan.cpp), the
+// implementation that runs it with its conf, and the scratch buffers its runs keep. Read by the
+// executors.
 #pragma once
 
 #include "kernels/buffer_pool.h"
@@ -19,16 +20,29 @@ namespace deconv {
 
 using detail::AxisPhase;
 
-struct Plan::Impl {
+namespace detail {
+
+struct Implementation;
+
+// A layer as Plan::create resolves it once: what the caller asked for, shape inference's answer,
+// the geometry every kernel call derives from, and the phases of a backprop layer.
+struct ResolvedLayer {
     Op op;
     DType dtype;
-    // The pinned knobs (strategy.cpp decides the Auto ones) and where they came from, for
-    // describe(): "heuristics", "options", "environment", or the database entry.
-    detail::Policy policy;
-    std::string policy_source = "heuristics";
+    std::vector<int64_t> input_shape, filter_shape;  // as the caller gives them
+    ShapeInfo info;
+    OpGeometry geo;
+    std::vector<int64_t> out_spatial;            // spec order
+    std::vector<std::vector<AxisPhase>> phases;  // backprop: per spatial axis (spec order)
+    int64_t macs = 0;
+};
+
+// How a CPU plan runs: the conf its implementation (dispatch/implementations.h) computes once,
+// in one place, and that its executor reads and describe() prints.
+struct CpuConf {
     // The CPU variant's registers and the register tiles of the chosen kernels on it.
-    detail::CpuRegisters regs;
-    detail::KernelTiles tiles;
+    CpuRegisters regs;
+    KernelTiles tiles;
     // Output channels per block of the packed filter (filter_packing.h); 0: one packing.
     int64_t channel_block = 0;
     // Runs on the calling thread alone.
@@ -36,13 +50,8 @@ struct Plan::Impl {
     // The phase executor zeroes the output (each slice's or slab's part) in one dense pass and then
     // skips the phases without taps, instead of zeroing each of those phases' strided outputs.
     bool zero_first = false;
-    std::vector<int64_t> input_shape, filter_shape;  // as the caller gives them
-    ShapeInfo info;
-    detail::OpGeometry geo;
-    std::vector<int64_t> out_spatial;            // spec order
-    std::vector<std::vector<AxisPhase>> phases;  // backprop: per spatial axis (spec order)
-    const detail::KernelEntry *kernel = nullptr;           // backprop: bounded, any phase
-    const detail::KernelEntry *interior_kernel = nullptr;  // phases whose taps all read inside the input
+    const KernelEntry *kernel = nullptr;           // backprop: bounded, any phase
+    const KernelEntry *interior_kernel = nullptr;  // phases whose taps all read inside the input
     // The kernels vectorize output channels (and read the filter packed channel-major).
     bool channel_major = false;
     // bf16 channels-last kernels that reduce input channel pairs with vdpbf16ps: the packed
@@ -56,11 +65,9 @@ struct Plan::Impl {
     // Channels-last grouped layers on the group-block kernels (KernelKey::group_block): so many
     // groups per vector, over a block-interleaved input copy (bordered_buffer); 0 otherwise.
     int group_block = 0;
-    // Backprop layers whose input is small enough (channel-vectorized ones, and position-
-    // vectorized ones with few output channels) run every phase on the interior kernel over a
-    // zero-bordered copy of the input (bordered_input.h): the bounded kernels' clamped reads
-    // compile to gathers or scalar loads behind selects. Margins per spatial axis, spec order;
-    // empty when the layer reads the caller's input directly.
+    // Backprop layers that read a zero-bordered copy of the input (cpu/bordered_input.h), which
+    // every phase then reads on the interior kernel: margins per spatial axis, spec order; empty
+    // when the layer reads the caller's input directly.
     std::vector<int64_t> border_lo, border_hi;
     bool border_copy = false;  // some margin is non-zero: each run copies the input into one
     // 1D channels-last layers that read the caller's input in place (in_place_1d_channels_last in
@@ -74,17 +81,12 @@ struct Plan::Impl {
     // The phases run as the tasks of one parallel loop, each phase's kernel calls on one thread
     // (phase_tasks.h).
     bool phase_tasks = false;
-    mutable detail::BufferPool bordered_pool;  // the copies' buffers, kept between runs
-    mutable detail::BufferPool output_pool;    // dense outputs of channels-last kernels (see run_cpu)
-    mutable detail::RecycledVectors packing_buffers;  // filters packed per run (Plan::run, unpacked)
-    mutable detail::BufferPool slab_pool;      // their row slabs' buffers, one per task (see run_cpu),
-                                               // and other scratch each run overwrites whole
     // Bordered layers whose innermost axis has stride 2 or 8 (dilation 1) run all of its phases
     // together, stored as dense rows (deconv_phase_conv_interleaved); null otherwise.
-    const detail::KernelEntry *interleaved_kernel = nullptr;
+    const KernelEntry *interleaved_kernel = nullptr;
     // With the blocked interleaved kernel: the plain one, for the groups of a row past its last
     // whole multiple of kBlockedRowTile (null when the rows are such multiples).
-    const detail::KernelEntry *interleaved_tail_kernel = nullptr;
+    const KernelEntry *interleaved_tail_kernel = nullptr;
     // Depthwise rows (one input channel) of the plain interleaved kernel that are no multiple of
     // kExactRowTile groups: run as their first whole multiple, which takes the kernel's exact-tile
     // branch, then the rest in a second call.
@@ -95,8 +97,8 @@ struct Plan::Impl {
     // middle = 0: the layer reads a whole bordered copy.
     struct EdgeWindows {
         int64_t left = 0, middle = 0;
-        detail::InterleavedReach reach{0, 0};  // group q reads input [q + reach.lo, q + reach.hi]
-        const detail::KernelEntry *kernel = nullptr;
+        InterleavedReach reach{0, 0};  // group q reads input [q + reach.lo, q + reach.hi]
+        const KernelEntry *kernel = nullptr;
     } edges;
     // 3D layers on the blocked interleaved kernel: the input copy lays the channel axis out
     // between the innermost axis and the outer ones (bordered_buffer), and every run makes one,
@@ -110,20 +112,37 @@ struct Plan::Impl {
     // Channels-last layers of narrow phase rows and a wide batch run with the images as the
     // innermost row, on this kernel of the next rank (choose_batch_rows), one call per tap window
     // of each axis's phases (tap_windows[axis][phase]); null otherwise.
-    const detail::KernelEntry *batch_rows_kernel = nullptr;
-    std::vector<std::vector<std::vector<detail::TapWindow>>> tap_windows;
-    // Layers on the Winograd path (winograd_executor.h): its transforms and the kernel of its
+    const KernelEntry *batch_rows_kernel = nullptr;
+    std::vector<std::vector<std::vector<TapWindow>>> tap_windows;
+    // Layers on the Winograd path (cpu/winograd_executor.h): its transforms and the kernel of its
     // matrix products; `f` null otherwise. Set on the plan that runs the kernels (a channels-
     // first layer's channels-last twin, an f16 or bf16 layer's f32 plan).
     struct Winograd {
         const winograd::Algorithm *f = nullptr;
-        const detail::KernelEntry *input = nullptr, *output = nullptr, *products = nullptr;
+        const KernelEntry *input = nullptr, *output = nullptr, *products = nullptr;
     } winograd;
+};
+
+}  // namespace detail
+
+// A plan's state: its resolved layer, the implementation that runs it and that implementation's
+// conf, where it runs, the plans it runs through, and the scratch buffers its runs keep.
+struct Plan::Impl : detail::ResolvedLayer, detail::CpuConf {
+    // The pinned knobs (the implementations decide the Auto ones) and where they came from, for
+    // describe(): "heuristics", "options", "environment", or the database entry.
+    detail::Policy policy;
+    std::string policy_source = "heuristics";
+    // The CPU implementation that runs the plan (dispatch/implementations.h); null on CUDA.
+    const detail::Implementation *implementation = nullptr;
     // Where `kernel` runs. CUDA kernels read the caller's filter unpacked, through its strides.
     Device device = Device::CPU;
     // Why a Device::CUDA request runs on the CPU (ExecOptions::allow_cpu_fallback); else empty.
     std::string fallback_reason;
-    int64_t macs = 0;
+    mutable detail::BufferPool bordered_pool;  // the copies' buffers, kept between runs
+    mutable detail::BufferPool output_pool;    // dense outputs of channels-last kernels (see run_phase_kernels)
+    mutable detail::RecycledVectors packing_buffers;  // filters packed per run (Plan::run, unpacked)
+    mutable detail::BufferPool slab_pool;      // their row slabs' buffers, one per task (see run_phase_kernels),
+                                               // and other scratch each run overwrites whole
     // f16 and bf16 layers run as f32 (half_conversion.h): the f32 plan of the same layer.
     std::shared_ptr<const Impl> via_f32;
     // Channels-first backprop layers with many output channels: the same layer on channels-last

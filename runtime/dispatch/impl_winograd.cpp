@@ -1,0 +1,94 @@
+// The Winograd implementation's rule (dispatch/implementations.h): the tile F(m, r) a layer takes,
+// or none.
+#include "cpu/bordered_input.h"
+#include "cpu/cpu_executor.h"
+#include "cpu/phase_tasks.h"
+#include "cpu/winograd_executor.h"
+#include "dispatch/implementations.h"
+#include "dispatch/channels_last_families.h"
+#include "dispatch/layer_classes.h"
+#include "dispatch/strategy.h"
+#include "kernels/cpu_thread_pool.h"
+#include "kernels/cpu_tiles.h"
+#include "kernels/halide_glue.h"
+#include "kernels/kernel_call.h"
+#include "layer/checked_math.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <initializer_list>
+#include <mutex>
+#include <set>
+
+namespace deconv {
+namespace detail {
+
+// Winograd under Algorithm::Auto: layers whose matrix products have kWinogradMinChannels or more
+// input and output channels per group (fewer leave the products kernel's register tile part
+// empty and the transforms, which cost per channel, unamortized) and that save at least half of
+// the multiplications (2D: F(4, 2) saves 2.56x on 2x2-tap phases, F(4, 3) 4x on 3x3), or a third
+// (1D: F(4, 2) saves 1.6x) where the direct kernels would run on channels-last data too: the
+// Winograd path transposes channels-first layers to channels last, which a smaller saving does
+// not pay for against kernels that read them as they are (hifigan_up3, on the blocked
+// interleaved kernel: 9.6 ms direct, 12.5 on Winograd; hifigan_up1, on the channels-last twin
+// either way: 8.2 and 7.4). Tiles of kWinogradTile outputs. And layers whose phases have
+// kWinogradMinTiles tiles or more over the batch: the transformed filter is alpha^D / r^D times
+// the direct one (6.25x for F(4, 2) in 2D), streamed once per slice, and fewer tiles leave the
+// products kernel streaming more weights than it multiplies (dcgan_l2, 4x4 inputs, one tile per
+// phase and image: 21.5 ms against 17.2 direct, Zen 4), unless the layer has many channels
+// (layer_classes.cpp, winograd_pays_on_few_tiles).
+constexpr int64_t kWinogradMinChannels = 32;
+constexpr int64_t kWinogradMinTiles = 128;
+constexpr int kWinogradTile = 4;
+
+int choose_winograd_tile(const Plan::Impl &p, Algorithm algorithm) {
+    if (algorithm == Algorithm::Direct || p.device != Device::CPU) return 0;
+    const int m = p.policy.winograd_tile > 0 ? (int)p.policy.winograd_tile : kWinogradTile;
+    const std::string why = winograd_unsupported(p, m);
+    if (algorithm == Algorithm::Winograd) {
+        if (!why.empty()) {
+            throw Error(ErrorKind::Unsupported,
+                        std::string("algorithm winograd cannot run ") + op_name(p.op) + " " + std::to_string(p.geo.rank) +
+                            "D " + dtype_name(p.dtype) + ": " + why + " (use algorithm direct or auto)");
+        }
+        return m;
+    }
+    if (!why.empty() || p.policy.algorithm == Policy::Algorithm::Direct) return 0;
+    if (p.policy.algorithm == Policy::Algorithm::Winograd) return m;
+    if (p.geo.c_in < kWinogradMinChannels || p.geo.c_out < kWinogradMinChannels) return 0;
+    const int64_t products = winograd_macs(p, m);
+    const int64_t tiles = winograd_phase_tiles(p, m);
+    if (tiles < kWinogradMinTiles) return winograd_pays_on_few_tiles(p, tiles, products) ? m : 0;
+    if (products * 2 <= p.macs) return m;
+    const bool channels_last = p.geo.data_format == DataFormat::NXC || choose_via_channels_last(p);
+    return products * 3 <= p.macs * 2 && channels_last ? m : 0;
+}
+
+namespace {
+
+std::string accept_winograd(Plan::Impl &p, const PlanRequest &request) {
+    if (request.winograd_tile == 0) return "the direct kernels serve the layer (choose_winograd_tile)";
+    if (p.dtype != DType::f32) return "it computes in f32: as_f32 runs it on the f32 plan";
+    set_winograd(p, request.winograd_tile);
+    // Channels-first layers run it on their channels-last twin (transposed copies).
+    if (p.geo.data_format == DataFormat::NCX) p.via_nxc = layout_twin(p, DataFormat::NXC);
+    return "";
+}
+
+void run_winograd_plan(const Plan::Impl &p, const ConstTensorView &input, std::vector<int64_t> in_st,
+                       const TensorView &output, std::vector<int64_t> out_st, const FilterPacking &packed) {
+    if (p.via_nxc) {
+        run_winograd_plan(*p.via_nxc, input, ncx_to_nxc_order(in_st), output, ncx_to_nxc_order(out_st), packed);
+        return;
+    }
+    run_winograd(p, input, in_st, output, out_st, packed);
+}
+
+}  // namespace
+
+// F(m, r) per phase: input and output transforms around one matrix product per tile position
+// (cpu/winograd_executor.cpp); f32, channels-last.
+extern const Implementation kWinograd{"winograd", accept_winograd, run_winograd_plan};
+
+}  // namespace detail
+}  // namespace deconv

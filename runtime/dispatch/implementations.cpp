@@ -1,0 +1,122 @@
+// The CPU implementation list (implementations.h): the order they are tried, and the choice.
+#include "dispatch/implementations.h"
+
+#include "cpu/cpu_executor.h"
+#include "dispatch/strategy.h"
+#include "kernels/halide_glue.h"
+#include "kernels/kernel_call.h"
+#include "layer/messages.h"
+#include "plan/policy.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace deconv {
+namespace detail {
+
+// Each implementation's unit (impl_*.cpp).
+extern const Implementation kAsF32, kWinograd, kChannelsLastTwin, kChannelsFirstTwin, kBatchRows, kPhaseKernels;
+
+const std::vector<Implementation> &cpu_implementations() {
+    static const std::vector<Implementation> list{
+        kAsF32,              // 16-bit layers on the f32 plan
+        kWinograd,           // F(m, r), where choose_winograd_tile takes the layer
+        kChannelsLastTwin,   // channels-first layers on the channels-last kernels
+        kChannelsFirstTwin,  // channels-last layers of few output channels on the channels-first kernels
+        kBatchRows,          // narrow rows, wide batch: the images as the innermost row
+        kPhaseKernels,       // the direct kernels on the layer's own layout: takes every layer
+    };
+    return list;
+}
+
+const Implementation *find_implementation(const std::string &name) {
+    for (const Implementation &i : cpu_implementations())
+        if (name == i.name) return &i;
+    return nullptr;
+}
+
+namespace {
+
+// DECONV_VERBOSE=1 (read once): each plan says why the implementations before its own refused.
+bool verbose_refusals() {
+    static const bool on = [] {
+        const char *v = std::getenv("DECONV_VERBOSE");
+        return v && *v && std::strcmp(v, "0") != 0;
+    }();
+    return on;
+}
+
+}  // namespace
+
+void choose_implementation(Plan::Impl &p, const PlanRequest &request, const char *first) {
+    const std::vector<Implementation> &list = cpu_implementations();
+    size_t i = 0;
+    if (first)
+        while (i < list.size() && std::strcmp(list[i].name, first) != 0) i++;
+    for (; i < list.size(); i++) {
+        const std::string why = list[i].accept(p, request);
+        if (why.empty()) {
+            p.implementation = &list[i];
+            return;
+        }
+        if (verbose_refusals()) {
+            std::fprintf(stderr, "deconv: %s%s %s %s: %s refused: %s\n", request.twin ? "layout twin of " : "",
+                         op_name(p.op), dtype_name(p.dtype), shape_str(p.input_shape).c_str(), list[i].name,
+                         why.c_str());
+        }
+    }
+    throw Error(ErrorKind::Kernel, "no CPU implementation took the layer (phase_kernels takes every layer)");
+}
+
+std::string describe_execution(const Plan::Impl &p) {
+    if (p.via_f32) {
+        return std::string("as f32 (") + (p.dtype == DType::f16 ? "F16C" : "bf16") +
+               " conversions): " + describe_execution(*p.via_f32);
+    }
+    const Plan::Impl &k = p.via_nxc ? *p.via_nxc : p.via_ncx ? *p.via_ncx : p;
+    std::string s;
+    const auto add = [&s](const std::string &part) { s += (s.empty() ? "" : ", ") + part; };
+    if (p.device == Device::CUDA) return std::string("kernel ") + p.kernel->name;
+    if (p.via_nxc) add("channels-last twin (transposed copies)");
+    if (p.via_ncx) add("channels-first twin (transposed copies)");
+    if (k.winograd.f) {
+        add("winograd F(" + std::to_string(k.winograd.f->m) + ", " + std::to_string(k.winograd.f->r) + "): " +
+            k.winograd.input->name + ", products on " + k.winograd.products->name + ", " + k.winograd.output->name +
+            ", slices of " + policy_knob_value(k.policy, "winograd_slice_kib") + " KiB");
+        return s;
+    }
+    if (k.batch_rows_kernel) {
+        add(std::string("batch rows on ") + k.batch_rows_kernel->name);
+    } else {
+        add(std::string("kernel ") + k.interior_kernel->name);
+        if (!k.border_lo.empty()) add(k.border_copy ? "zero-bordered input" : "interior input");
+        else if (k.in_place_edges) add(std::string("input in place, row ends on ") + k.kernel->name);
+        else add(std::string("bounded ") + k.kernel->name);
+    }
+    if (k.interleaved_kernel) add(std::string("interleaved ") + k.interleaved_kernel->name);
+    if (k.interleaved_tail_kernel) add(std::string("tail ") + k.interleaved_tail_kernel->name);
+    if (k.interleaved_exact_rows) add("exact groups " + std::to_string(k.tiles.interleaved_groups));
+    if (k.edges.middle > 0) add("edge windows");
+    if (k.channels_in_rows) add("channels in rows");
+    if (k.group_major_input) add("group-major input");
+    if (k.group_block) add("group blocks of " + std::to_string(k.group_block));
+    if (k.ci_pairs) add("bf16 pairs");
+    // (One output channel per group: the group-vectorized kernels have no channel blocks or row
+    // splits.)
+    if (k.channel_block > 0 && !k.groups) add("channel blocks of " + std::to_string(k.channel_block));
+    if (k.channel_major && !k.groups && !k.dots && !k.group_block && k.policy.exact_row_tiles != Toggle::Off) {
+        add("row tile " + std::to_string(k.tiles.row_positions));
+    }
+    if (!k.interleaved_kernel && tap_windowed(k)) add("tap windows");
+    if (k.zero_first) add("zero first");
+    if (k.flat_rows) add("flat rows");
+    if (k.phase_tasks) add("phase tasks");
+    if (p.serial) add("serial");
+    const std::string slices = policy_knob_value(p.policy, "group_slices"), slabs = policy_knob_value(p.policy, "row_slabs");
+    add("slices " + slices + ", slabs " + slabs);
+    return s;
+}
+
+}  // namespace detail
+}  // namespace deconv
