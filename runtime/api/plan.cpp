@@ -156,7 +156,7 @@ std::string Plan::describe() const {
     std::string s = std::string(op_name(p.op)) + " " + std::to_string(p.geo.rank) + "D " + dtype_name(p.dtype) + " " +
                     data_format_name(p.geo.data_format) + " " + shape_str(p.input_shape) + " -> " +
                     shape_str(p.info.output_shape) + " on " + device_name(p.device);
-    if (p.device == Device::CPU) s += " (" + cpu_variant() + ", " + std::to_string(cpu_threads()) + " threads)";
+    if (p.device == Device::CPU) s += " (" + p.variant + ", " + std::to_string(cpu_threads()) + " threads)";
     s += ": " + detail::describe_execution(p);
     if (p.device == Device::CPU) {
         const std::string pins = detail::format_policy(p.policy);
@@ -255,7 +255,8 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
     // f16 and bf16 where the build left their kernels out (every CPU it runs on converts them).
     bool half_on_f32 = false;
     if (impl->device == Device::CPU && (!impl->kernel || !impl->interior_kernel)) {
-        half_on_f32 = detail::half_runs_on_f32_kernel(detail::cpu_kernel_key(*impl, rank, impl->channel_major, false));
+        half_on_f32 = detail::half_runs_on_f32_kernel(detail::cpu_kernel_key(*impl, rank, impl->channel_major, false),
+                                                      impl->variant);
     }
     if ((!impl->kernel || !impl->interior_kernel) && !half_on_f32) {
         const std::string no_variant = impl->device == Device::CPU ? detail::missing_cpu_variant_reason() : "";

@@ -202,9 +202,9 @@ std::string winograd_unsupported(const Plan::Impl &p, int m) {
         return "phases of " + std::to_string(r) + " taps with tiles of " + std::to_string(m) +
                " (built: F(2, 2), F(4, 2), F(2, 3), F(4, 3))";
     }
-    if (!find_kernel(transform_key(KernelFamily::WinogradInput, g.rank, m, (int)r)) ||
-        !find_kernel(transform_key(KernelFamily::WinogradOutput, g.rank, m, (int)r)) ||
-        !find_kernel(products_key())) {
+    if (!find_kernel(transform_key(KernelFamily::WinogradInput, g.rank, m, (int)r), p.variant) ||
+        !find_kernel(transform_key(KernelFamily::WinogradOutput, g.rank, m, (int)r), p.variant) ||
+        !find_kernel(products_key(), p.variant)) {
         return "this build has no Winograd kernels F(" + std::to_string(m) + ", " + std::to_string(r) + ") of rank " +
                std::to_string(g.rank) + " (they need f32 in DECONV_DTYPES and rank 1 in DECONV_RANKS, on the CPU)";
     }
@@ -244,9 +244,9 @@ int64_t winograd_phase_tiles(const Plan::Impl &p, int m) {
 void set_winograd(Plan::Impl &p, int m) {
     const int r = layer_taps(p);
     p.winograd.f = winograd::find_algorithm(m, r);
-    p.winograd.input = find_kernel(transform_key(KernelFamily::WinogradInput, p.geo.rank, m, r));
-    p.winograd.output = find_kernel(transform_key(KernelFamily::WinogradOutput, p.geo.rank, m, r));
-    p.winograd.products = find_kernel(products_key());
+    p.winograd.input = find_kernel(transform_key(KernelFamily::WinogradInput, p.geo.rank, m, r), p.variant);
+    p.winograd.output = find_kernel(transform_key(KernelFamily::WinogradOutput, p.geo.rank, m, r), p.variant);
+    p.winograd.products = find_kernel(products_key(), p.variant);
 }
 
 FilterPacking pack_winograd_filter(const void *src, const std::vector<int64_t> &st, const Plan::Impl &p) {

@@ -21,8 +21,8 @@ namespace detail {
 bool uses_bf16_dot(const Plan::Impl &p) {
     const int rank = p.geo.rank;
     return p.dtype == DType::bf16 && !p.geo.forward && p.geo.data_format == DataFormat::NXC && p.geo.c_in % 2 == 0 &&
-           p.policy.bf16_dot != Toggle::Off && find_kernel(cpu_kernel_key(p, rank, true, false, true)) &&
-           find_kernel(cpu_kernel_key(p, rank, true, true, true)) && cpu_has_bf16_dot();
+           p.policy.bf16_dot != Toggle::Off && find_kernel(cpu_kernel_key(p, rank, true, false, true), p.variant) &&
+           find_kernel(cpu_kernel_key(p, rank, true, true, true), p.variant) && cpu_has_bf16_dot(p.variant);
 }
 
 // Whether this build has the bounded and interior channels-last kernels of layer `p` of the
@@ -34,7 +34,7 @@ bool has_channels_last_pair(const Plan::Impl &p, bool KernelKey::*flag) {
     bounded.*flag = true;
     KernelKey interior = bounded;
     interior.bounded = false;
-    return find_kernel(bounded) && find_kernel(interior);
+    return find_kernel(bounded, p.variant) && find_kernel(interior, p.variant);
 }
 
 // Channels-last depthwise layers (one input and one output channel per group) run the
@@ -93,7 +93,7 @@ int group_block_kernel(const Plan::Impl &p) {
     KernelKey key = cpu_kernel_key(p, g.rank, true, true, false);
     key.layout = DataFormat::NXC;
     key.group_block = b;
-    return find_kernel(key) ? b : 0;
+    return find_kernel(key, p.variant) ? b : 0;
 }
 
 }  // namespace

@@ -12,11 +12,11 @@ namespace {
 
 std::string accept_as_f32(Plan::Impl &p, const PlanRequest &request) {
     if (p.dtype == DType::f32) return "the layer is f32";
-    if (!runs_as_f32(p.dtype) && request.winograd_tile == 0 && !request.half_on_f32)
+    if (!runs_as_f32(p.dtype, p.variant) && request.winograd_tile == 0 && !request.half_on_f32)
         return std::string("its own ") + dtype_name(p.dtype) + " kernels run here";
     KernelKey f32 = cpu_kernel_key(p, p.geo.rank, p.channel_major, false);
     f32.dtype = DType::f32;
-    if (!find_kernel(f32)) return "this build has no f32 kernel of the layer";
+    if (!find_kernel(f32, p.variant)) return "this build has no f32 kernel of the layer";
     // The f32 plan runs with this plan's pins (its database entry is this layer's) and its choice
     // of algorithm: the Winograd path computes in f32.
     ExecOptions as_f32;

@@ -48,7 +48,7 @@ bool choose_batch_rows(Plan::Impl &p) {
         for (const AxisPhase &a : p.phases[g.rank - 1])
             if (a.out_count >= p.tiles.row_positions) return false;
     }
-    const KernelEntry *k = find_kernel(cpu_kernel_key(p, g.rank + 1, true, true, p.ci_pairs));
+    const KernelEntry *k = find_kernel(cpu_kernel_key(p, g.rank + 1, true, true, p.ci_pairs), p.variant);
     if (!k) return false;
     if (!layout_copies_fit(p)) return false;
     p.batch_rows_kernel = k;

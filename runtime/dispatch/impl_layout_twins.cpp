@@ -65,7 +65,7 @@ bool has_layout_kernels(const Plan::Impl &p, DataFormat format) {
     bounded.channels = format == DataFormat::NXC;
     KernelKey interior = bounded;
     interior.bounded = false;
-    return find_kernel(bounded) && find_kernel(interior);
+    return find_kernel(bounded, p.variant) && find_kernel(interior, p.variant);
 }
 
 // The fraction of the outputs that phases with taps write (kernels below the stride leave the
@@ -200,6 +200,7 @@ std::shared_ptr<const Plan::Impl> layout_twin(const Plan::Impl &p, DataFormat fo
     t->dtype = p.dtype;
     t->policy = p.policy;
     t->policy_source = p.policy_source;
+    t->variant = p.variant;
     t->regs = p.regs;
     t->input_shape = to_nxc ? ncx_to_nxc_order(p.input_shape) : nxc_to_ncx_order(p.input_shape);
     t->filter_shape = p.filter_shape;

@@ -180,7 +180,7 @@ void choose_tap_rows(Plan::Impl &p) {
         return;  // (a kernel of pinned register tiles stays)
     KernelKey key = p.interior_kernel->key;
     key.tap_rows = true;
-    if (const KernelEntry *k = find_kernel(key)) p.interior_kernel = k;
+    if (const KernelEntry *k = find_kernel(key, p.variant)) p.interior_kernel = k;
 }
 
 // Phase plans whose phases without taps (kernel below the stride) hold half of the output or more

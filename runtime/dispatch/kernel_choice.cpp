@@ -82,13 +82,13 @@ void set_cpu_kernels(Plan::Impl &p, bool channel_major) {
     p.dots = channel_major && !p.groups && !p.ci_pairs && uses_channel_dots(p);
     const KernelKey bounded = cpu_kernel_key(p, rank, p.channel_major, false, p.ci_pairs);
     const KernelKey interior = cpu_kernel_key(p, rank, p.channel_major, true, p.ci_pairs);
-    p.kernel = find_kernel(bounded);
-    p.interior_kernel = find_kernel(interior);
+    p.kernel = find_kernel(bounded, p.variant);
+    p.interior_kernel = find_kernel(interior, p.variant);
     p.group_block = channel_major && !p.groups && !p.ci_pairs && !p.dots ? uses_group_blocks(p) : 0;
     if (p.group_block) {
         KernelKey blocks = interior;
         blocks.group_block = p.group_block;
-        p.interior_kernel = find_kernel(blocks);
+        p.interior_kernel = find_kernel(blocks, p.variant);
     }
     // Pinned register tiles: the channel-vectorized kernels built with them, where this build has
     // them (generators/CMakeLists.txt, DECONV_SCHEDULES).
@@ -98,7 +98,7 @@ void set_cpu_kernels(Plan::Impl &p, bool channel_major) {
         ScheduleKnobs knobs = p.kernel ? p.kernel->knobs : ScheduleKnobs{};
         if (pin.kernel_q_tile > 0) knobs.q_tile = (int)pin.kernel_q_tile;
         if (pin.kernel_vectors > 0) knobs.vectors = (int)pin.kernel_vectors;
-        const KernelEntry *b = find_kernel(bounded, knobs), *i = find_kernel(interior, knobs);
+        const KernelEntry *b = find_kernel(bounded, knobs, p.variant), *i = find_kernel(interior, knobs, p.variant);
         if (b && i) {
             p.kernel = b;
             p.interior_kernel = i;
@@ -179,9 +179,9 @@ const KernelEntry *interleaved_kernel_for(const Plan::Impl &p, bool channel_majo
         p.policy.short_phase != Toggle::Off) {
         KernelKey short0 = key;
         short0.short_phase0 = true;
-        if (const KernelEntry *k = find_kernel(short0)) return k;
+        if (const KernelEntry *k = find_kernel(short0, p.variant)) return k;
     }
-    return find_kernel(key);
+    return find_kernel(key, p.variant);
 }
 
 // 1D and 2D layers of one-tap phases (each phase a matrix product) with kOneTapChannelTilesMin or
@@ -264,7 +264,21 @@ bool prefers_blocked_interleave(const Plan::Impl &p) {
 }
 
 void choose_cpu_kernels(Plan::Impl &p) {
-    p.regs = cpu_registers(cpu_variant());
+    p.variant = p.policy.cpu_variant.empty() ? cpu_variant() : p.policy.cpu_variant;
+    if (!p.policy.cpu_variant.empty()) {
+        const std::vector<std::string> built = built_cpu_variants();
+        std::string names;
+        for (const std::string &b : built) names += (names.empty() ? "" : ", ") + b;
+        if (std::find(built.begin(), built.end(), p.variant) == built.end()) {
+            throw Error(ErrorKind::Unsupported, "cpu_variant=" + p.variant + " (" + p.policy_source +
+                                                    "): this build has CPU kernels for " + names + " only");
+        }
+        if (!cpu_supports_variant(p.variant)) {
+            throw Error(ErrorKind::Unsupported,
+                        "cpu_variant=" + p.variant + " (" + p.policy_source + "): this CPU does not run it");
+        }
+    }
+    p.regs = cpu_registers(p.variant);
     p.tiles = kernel_tiles(p.regs, p.dtype, nullptr, nullptr);  // lanes, for choose_channel_major
     set_cpu_kernels(p, choose_channel_major(p));
 }

@@ -151,14 +151,15 @@ void for_each_row(const std::vector<int64_t> &shape, const std::vector<int64_t> 
 
 }  // namespace
 
-bool runs_as_f32(DType t) {
+bool runs_as_f32(DType t, const std::string &variant) {
 #if defined(__x86_64__)
-    if (cpu_variant() == "sse41") return false;
-    if (t == DType::bf16) return !cpu_has_bf16_dot();
+    if (variant == "sse41") return false;
+    if (t == DType::bf16) return !cpu_has_bf16_dot(variant);
     if (t != DType::f16) return false;
     return has_f16c();
 #else
     (void)t;
+    (void)variant;
     return false;
 #endif
 }

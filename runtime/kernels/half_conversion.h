@@ -11,6 +11,8 @@
 
 #include "deconv/deconv.h"
 
+#include <string>
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -18,10 +20,10 @@
 namespace deconv {
 namespace detail {
 
-// Whether layers of `t` run as f32 on this CPU: f16 on x86-64 with F16C (and AVX), bf16 on
-// x86-64 without the bf16 dot-product kernels' AVX512-BF16; neither when DECONV_CPU_VARIANT caps
-// the kernels to sse41 (which then also tests the 16-bit kernels themselves).
-bool runs_as_f32(DType t);
+// Whether layers of `t` on CPU variant `variant` run as f32: f16 on x86-64 with F16C (and AVX),
+// bf16 where that variant has no bf16 dot-product kernels (cpu_has_bf16_dot); neither on sse41
+// (which then also tests the 16-bit kernels themselves).
+bool runs_as_f32(DType t, const std::string &variant);
 
 // One f16 value (its bits) <-> f32 in integer arithmetic, for CPUs without F16C (ARM64 and old
 // x86 CPUs run f16 layers on their own kernels, but the Winograd path computes every layer in

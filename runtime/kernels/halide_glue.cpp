@@ -108,6 +108,10 @@ bool cpu_has(halide_target_feature_t f) {
 }
 #endif
 
+// Whether this CPU has `features` (Halide's check; on ARM64 the kernel's word on the ARMv8.2
+// features).
+int hardware_has_features(int count, const uint64_t *features);
+
 int can_use_features(int count, const uint64_t *features) {
     const int cap = cap_index();
     if (cap > 0 && count >= kFeatureWords) {
@@ -119,6 +123,10 @@ int can_use_features(int count, const uint64_t *features) {
             if (has(features, f) && !allowed) return 0;
         }
     }
+    return hardware_has_features(count, features);
+}
+
+int hardware_has_features(int count, const uint64_t *features) {
 #if defined(__aarch64__)
     if (count >= kFeatureWords) {
         // Decide the ARMv8.2 features here and leave the rest to Halide's check.
@@ -155,24 +163,44 @@ std::string take_halide_error() {
 
 namespace {
 
-// Whether kernels built for `features` run here (Halide's check, under the variant cap).
-bool can_use(const std::vector<halide_target_feature_t> &features) {
+// Whether kernels built for `features` run here: under the variant cap (DECONV_CPU_VARIANT), or
+// on the hardware alone (`capped` false).
+bool can_use(const std::vector<halide_target_feature_t> &features, bool capped = true) {
     install_halide_hooks();
     uint64_t bits[kFeatureWords] = {};
     for (auto f : features) bits[f / 64] |= uint64_t(1) << (f % 64);
-    return can_use_features(kFeatureWords, bits) != 0;
+    return (capped ? can_use_features(kFeatureWords, bits) : hardware_has_features(kFeatureWords, bits)) != 0;
 }
 
 }  // namespace
 
-bool cpu_has_bf16_dot() {
+bool cpu_has_bf16_dot(const std::string &variant) {
 #if defined(__x86_64__)
+    if (variant != variants().front().name) return false;
     std::vector<halide_target_feature_t> features = variants().front().features;
     features.push_back(halide_target_feature_avx512_sapphirerapids);
-    return can_use(features);
+    return can_use(features, false);
 #else
+    (void)variant;
     return false;
 #endif
+}
+
+int cpu_variant_rank(const std::string &name) {
+    for (size_t i = 0; i < variants().size(); i++)
+        if (name == variants()[i].name) return (int)i;
+    return -1;
+}
+
+std::vector<std::string> cpu_variant_names() {
+    std::vector<std::string> names;
+    for (const Variant &v : variants()) names.push_back(v.name);
+    return names;
+}
+
+bool cpu_supports_variant(const std::string &name) {
+    const int rank = cpu_variant_rank(name);
+    return rank >= 0 && can_use(variants()[rank].features, false);
 }
 
 bool cpu_variant_runs(const char *name) {

@@ -24,6 +24,7 @@ KernelEntry parse_kernel_row(const KernelTableRow &row) {
     KernelEntry e{};
     e.name = row.name;
     e.fn = runnable_variant(row).fn;
+    e.variant = runnable_variant(row).variant;
     e.key.device = row.device;
     const std::string gen = row.generator;
     const auto fail = [&](const std::string &why) {
@@ -90,16 +91,52 @@ VariantFn runnable_variant(const KernelTableRow &row) {
     return {nullptr, nullptr};
 }
 
-const std::vector<KernelEntry> &kernels() {
-    static const std::vector<KernelEntry> all = [] {
-        std::vector<KernelEntry> v;
-        for (const KernelTableRow &row : kKernelTable) {
-            KernelEntry e = parse_kernel_row(row);
-            if (e.fn) v.push_back(e);
-        }
-        return v;
+VariantFn variant_entry(const KernelTableRow &row, const std::string &variant) {
+    const int rank = cpu_variant_rank(variant);
+    for (const VariantFn &f : row.fns) {
+        if (!f.fn) break;
+        if (!f.variant || !*f.variant) return f;  // single-target rows (CUDA, OpenCL)
+        const int r = cpu_variant_rank(f.variant);
+        if (rank >= 0 && r >= rank && cpu_supports_variant(f.variant)) return f;
+    }
+    return {nullptr, nullptr};
+}
+
+namespace {
+
+// The table of one variant: each row at that variant's entry point, or at the best one below it
+// where the row has none (a kernel only some variants need: f16 kernels below F16C).
+std::vector<KernelEntry> variant_table(const std::string &variant) {
+    std::vector<KernelEntry> v;
+    for (const KernelTableRow &row : kKernelTable) {
+        const VariantFn f = variant_entry(row, variant);
+        if (!f.fn) continue;
+        KernelEntry e = parse_kernel_row(row);
+        e.fn = f.fn;
+        e.variant = f.variant;
+        v.push_back(e);
+    }
+    return v;
+}
+
+}  // namespace
+
+const std::vector<KernelEntry> &kernels(const std::string &variant) {
+    // One table per variant this library knows, parsed once; the default variant's is kernels().
+    static const std::vector<std::pair<std::string, std::vector<KernelEntry>>> tables = [] {
+        std::vector<std::pair<std::string, std::vector<KernelEntry>>> t;
+        for (const std::string &name : cpu_variant_names()) t.emplace_back(name, variant_table(name));
+        t.emplace_back("none", variant_table("none"));  // device kernels only
+        return t;
     }();
-    return all;
+    for (const auto &t : tables)
+        if (t.first == variant) return t.second;
+    return tables.back().second;
+}
+
+const std::vector<KernelEntry> &kernels() {
+    static const std::string variant = cpu_variant();
+    return kernels(variant);
 }
 
 const std::vector<std::string> &built_cpu_variants() {
@@ -107,11 +144,13 @@ const std::vector<std::string> &built_cpu_variants() {
     return v;
 }
 
-const KernelEntry *find_kernel(const KernelKey &key) {
-    for (const KernelEntry &k : kernels())
+const KernelEntry *find_kernel(const KernelKey &key, const std::string &variant) {
+    for (const KernelEntry &k : kernels(variant))
         if (k.key == key) return &k;
     return nullptr;
 }
+
+const KernelEntry *find_kernel(const KernelKey &key) { return find_kernel(key, cpu_variant()); }
 
 namespace {
 // f16 or bf16 of the matrix (DECONV_DTYPES): the dtypes that may run on the f32 kernels.
@@ -121,15 +160,15 @@ bool configured_half(DType t) {
 }
 }  // namespace
 
-bool half_runs_on_f32_kernel(const KernelKey &key) {
-    if (key.device != Device::CPU || !configured_half(key.dtype) || find_kernel(key)) return false;
+bool half_runs_on_f32_kernel(const KernelKey &key, const std::string &variant) {
+    if (key.device != Device::CPU || !configured_half(key.dtype) || find_kernel(key, variant)) return false;
     KernelKey f32 = key;
     f32.dtype = DType::f32;
-    return find_kernel(f32) != nullptr;
+    return find_kernel(f32, variant) != nullptr;
 }
 
-const KernelEntry *find_kernel(const KernelKey &key, const ScheduleKnobs &knobs) {
-    for (const KernelEntry &k : kernels())
+const KernelEntry *find_kernel(const KernelKey &key, const ScheduleKnobs &knobs, const std::string &variant) {
+    for (const KernelEntry &k : kernels(variant))
         if (k.key == key && k.knobs == knobs) return &k;
     return nullptr;
 }
@@ -179,7 +218,7 @@ bool has_kernel(Op op, int rank, DType dtype, DataFormat format, Device device) 
     // The kernel each op runs first: channels vectorized under NXC (and for the forward op).
     key.channels = format == DataFormat::NXC || op == Op::GroupConvolution;
     if (device == Device::CUDA) key.channels = format == DataFormat::NXC;
-    return detail::find_kernel(key) != nullptr || detail::half_runs_on_f32_kernel(key);
+    return detail::find_kernel(key) != nullptr || detail::half_runs_on_f32_kernel(key, cpu_variant());
 }
 
 }  // namespace deconv

@@ -40,7 +40,9 @@ struct ResolvedLayer {
 // How a CPU plan runs: the conf its implementation (dispatch/implementations.h) computes once,
 // in one place, and that its executor reads and describe() prints.
 struct CpuConf {
-    // The CPU variant's registers and the register tiles of the chosen kernels on it.
+    // The CPU variant whose entry points the plan's kernels run (the policy's cpu_variant, by
+    // default cpu_variant()), its registers, and the register tiles of the chosen kernels on it.
+    std::string variant;
     CpuRegisters regs;
     KernelTiles tiles;
     // Output channels per block of the packed filter (filter_packing.h); 0: one packing.

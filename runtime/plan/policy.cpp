@@ -1,6 +1,8 @@
 #include "plan/policy.h"
 
 #include "deconv/deconv.h"
+#include "kernels/halide_glue.h"
+#include "kernels/kernel_registry.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -62,6 +64,25 @@ Knob count_knob(const char *name, int64_t Policy::*field, std::vector<std::strin
     return k;
 }
 
+// The CPU variant: a search over the built variants this CPU runs; any variant name parses (a
+// plan pinned to one this build or CPU lacks is refused when it is made, naming it).
+Knob cpu_variant_knob() {
+    Knob k{"cpu_variant", {"auto"}, nullptr, nullptr};
+    for (const std::string &v : built_cpu_variants())
+        if (cpu_supports_variant(v)) k.values.push_back(v);
+    k.get = [](const Policy &p) { return p.cpu_variant.empty() ? std::string("auto") : p.cpu_variant; };
+    k.set = [](Policy &p, const std::string &v) {
+        if (v == "auto") {
+            p.cpu_variant.clear();
+            return true;
+        }
+        if (cpu_variant_rank(v) < 0) return false;
+        p.cpu_variant = v;
+        return true;
+    };
+    return k;
+}
+
 const std::vector<Knob> &knobs() {
     using R = Policy::Route;
     using I = Policy::Interleave;
@@ -107,6 +128,7 @@ const std::vector<Knob> &knobs() {
         // those would repeat a branch (cmake/DeconvSchedules.cmake refuses them).
         count_knob("kernel_q_tile", &Policy::kernel_q_tile, {"auto", "3", "5", "6", "7", "8"}, 16),
         count_knob("kernel_vectors", &Policy::kernel_vectors, {"auto", "2", "3", "4"}, 8),
+        cpu_variant_knob(),
     };
     return table;
 }

@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <vector>
 #include <string>
 
 namespace {
@@ -84,6 +86,68 @@ TEST(Policy, ExecOptionsScheduleIsChecked) {
         EXPECT_EQ(std::string(err.what()),
                   "ExecOptions::schedule: schedule knob route does not take the value 'sideways' (values: auto, "
                   "positions, channels, channels_last, channels_first, groups)");
+    }
+}
+
+// The CPU variant is a plan's choice: a plan pinned to each built variant this CPU runs says so
+// in describe() and computes what the default plan computes (small integers: exact in f32 on
+// every variant); a variant this build or CPU lacks is refused when the plan is made, by name.
+TEST(Policy, CpuVariantIsAPlanChoice) {
+    using deconv::DType;
+    const std::vector<int64_t> in{1, 16, 6, 6}, w{1, 16, 16, 3, 3};
+    deconv::Attributes a;
+    a.strides = {2, 2};
+    const deconv::Plan base = deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, DType::f32, in, w, a);
+    std::vector<float> x(16 * 36), f(16 * 16 * 9);
+    for (size_t i = 0; i < x.size(); i++) x[i] = float((int)(i * 7 % 5) - 2);
+    for (size_t i = 0; i < f.size(); i++) f[i] = float((int)(i * 3 % 7) - 3);
+    size_t out_count = 1;
+    for (int64_t v : base.shape().output_shape) out_count *= (size_t)v;
+    std::vector<float> want(out_count);
+    base.run(x.data(), f.data(), want.data());
+    int ran = 0;
+    for (const std::string &v : deconv::built_cpu_variants()) {
+        deconv::ExecOptions e;
+        e.schedule = "cpu_variant=" + v;
+        try {
+            const deconv::Plan p = deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, DType::f32, in, w, a,
+                                                        std::nullopt, e);
+            EXPECT_NE(p.describe().find("(" + v + ", "), std::string::npos) << p.describe();
+            std::vector<float> got(out_count, -1.0f);
+            p.run(x.data(), f.data(), got.data());
+            EXPECT_EQ(got, want) << v;
+            ran++;
+        } catch (const deconv::Error &err) {
+            // Only a variant this CPU cannot run is refused, saying so.
+            EXPECT_EQ(err.kind(), deconv::ErrorKind::Unsupported);
+            EXPECT_NE(std::string(err.what()).find("cpu_variant=" + v + " (heuristics + options): this CPU does not run it"),
+                      std::string::npos)
+                << err.what();
+        }
+    }
+    EXPECT_GE(ran, 1);
+    deconv::ExecOptions e;
+    e.schedule = "cpu_variant=pentium";
+    try {
+        deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, DType::f32, in, w, a, std::nullopt, e);
+        FAIL() << "an unknown variant was accepted";
+    } catch (const deconv::Error &err) {
+        EXPECT_EQ(err.kind(), deconv::ErrorKind::InvalidArgument);
+        EXPECT_NE(std::string(err.what()).find("cpu_variant does not take the value 'pentium'"), std::string::npos)
+            << err.what();
+    }
+    // A known variant this build lacks (the x86-64 and ARM64 names of the other architecture).
+    for (const char *other : {"neon", "sse41"}) {
+        const std::vector<std::string> built = deconv::built_cpu_variants();
+        if (std::find(built.begin(), built.end(), other) != built.end()) continue;
+        e.schedule = std::string("cpu_variant=") + other;
+        try {
+            deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, DType::f32, in, w, a, std::nullopt, e);
+            FAIL() << other << " was accepted";
+        } catch (const deconv::Error &err) {
+            // (On the other architecture the name is unknown: refused as a value.)
+            EXPECT_NE(std::string(err.what()).find(other), std::string::npos) << err.what();
+        }
     }
 }
 

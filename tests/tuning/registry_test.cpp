@@ -22,7 +22,7 @@ TEST(KernelRegistry, EveryKernelHasADistinctKey) {
     for (const KernelEntry &k : all) {
         // The matrix's kernel of a key is the one find_kernel returns, and its name says its
         // parameters: two kernels of one key and the same knobs would be a CMake mistake.
-        const KernelEntry *found = deconv::detail::find_kernel(k.key, k.knobs);
+        const KernelEntry *found = deconv::detail::find_kernel(k.key, k.knobs, deconv::cpu_variant());
         ASSERT_NE(found, nullptr) << k.name;
         EXPECT_STREQ(found->name, k.name) << "two kernels share a key";
         const std::string name = k.name;
@@ -96,7 +96,7 @@ TEST(KernelRegistry, HasKernelMatchesTheMatrix) {
             // The channels-first backprop kernel is in every matrix: the dtype's own, or for f16
             // and bf16 without kernels of their own the f32 one they run on.
             const bool own = deconv::detail::find_kernel(k) != nullptr;
-            const bool on_f32 = deconv::detail::half_runs_on_f32_kernel(k);
+            const bool on_f32 = deconv::detail::half_runs_on_f32_kernel(k, deconv::cpu_variant());
             EXPECT_FALSE(own && on_f32) << deconv::dtype_name(t);
             EXPECT_TRUE(own || on_f32) << deconv::dtype_name(t) << " is built but has no kernel to run on";
             EXPECT_EQ(deconv::has_kernel(deconv::Op::GroupConvolutionBackpropData, rank, t, DataFormat::NCX,

@@ -20,6 +20,7 @@ int bench_command(BenchCommandOptions &o) {
     o.bench.only = split_names(o.only);
     o.bench.onednn = !o.no_onednn;
     o.bench.exec = exec_options(o.target, o.cpu_fallback, o.algorithm);
+    o.bench.exec.schedule = o.schedule;
     if (o.bench.exec.device == deconv::Device::CUDA && !deconv::cuda_available()) {
         if (!o.bench.exec.allow_cpu_fallback)
             throw deconv::Error(deconv::ErrorKind::Unsupported,

@@ -69,7 +69,8 @@ deconv::Plan create_plan(const LayerSpec &spec, deconv::DType dtype, const decon
 
 int run_command(const RunOptions &o) {
     using deconv::DType;
-    const deconv::ExecOptions exec = exec_options(o.target, o.cpu_fallback, o.algorithm);
+    deconv::ExecOptions exec = exec_options(o.target, o.cpu_fallback, o.algorithm);
+    exec.schedule = o.schedule;
     load_schedule_database(o.schedules);
     if (o.input.empty() && !o.random)
         throw UsageError("--input X.npy is required (or --random to fill the input with random data)");

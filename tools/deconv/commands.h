@@ -23,6 +23,7 @@ struct RunOptions {
     bool verbose = false;
     std::string schedules;
     std::string algorithm = "direct";
+    std::string schedule;  // --schedule: pins of the dispatch policy (ExecOptions::schedule)
     CLI::Option *o_dtype = nullptr;
 };
 int run_command(const RunOptions &o);
@@ -53,6 +54,7 @@ struct BenchCommandOptions {
     bool cpu_fallback = false;
     std::string schedules;
     std::string algorithm = "direct";
+    std::string schedule;  // --schedule: pins of the dispatch policy (ExecOptions::schedule)
     BenchOptions bench;
 };
 int bench_command(BenchCommandOptions &o);

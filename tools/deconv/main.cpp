@@ -169,6 +169,7 @@ int main(int argc, char **argv) {
     run_cmd->add_flag("--random", run.random, "Fill X and W (when not given) with seeded random small integers")->group("Run");
     run_cmd->add_option("--seed", run.seed, "Seed for --random (default 1)")->type_name("N")->group("Run");
     run_cmd->add_flag("--verbose,-v", run.verbose, "Print the resolved layer and the time to stderr")->group("Run");
+    run_cmd->add_option("--schedule", run.schedule, "Pins of the dispatch policy, e.g. \"cpu_variant=avx2 route=channels_last\" (docs/tuning.md; ExecOptions::schedule)")->type_name("KNOBS")->group("Run");
     run_cmd->add_option("--algorithm", run.algorithm, "Algorithm: direct (default: every product of the definition), winograd (fewer multiplications, a larger rounding error: docs/semantics.md), auto")->type_name("direct|winograd|auto")->group("Run");
     run_cmd->add_option("--schedules", run.schedules, "Schedule database to consult (deconv tune --out)")->type_name("DB.json")->group("Run");
     run_cmd->footer(kRunFooter);
@@ -219,6 +220,7 @@ int main(int argc, char **argv) {
             ""))
         ->group("Bench");
     bench_cmd->add_option("--peak-gbps", bench.bench.peak_gbps, "Roofline memory bandwidth, GB/s (default 41)")->type_name("X")->group("Bench");
+    bench_cmd->add_option("--schedule", bench.schedule, "Pins of the dispatch policy, e.g. \"cpu_variant=avx2 route=channels_last\" (docs/tuning.md; ExecOptions::schedule)")->type_name("KNOBS")->group("Bench");
     bench_cmd->add_option("--algorithm", bench.algorithm, "Algorithm: direct (default: every product of the definition), winograd (fewer multiplications, a larger rounding error: docs/semantics.md), auto")->type_name("direct|winograd|auto")->group("Bench");
     bench_cmd->add_option("--schedules", bench.schedules, "Schedule database to consult (deconv tune --out)")->type_name("DB.json")->group("Bench");
     bench_cmd->footer(kBenchFooter);
