@@ -33,7 +33,8 @@ int64_t exact_row_head(const Plan::Impl &p, int64_t width, int64_t q_tile) {
     if ((whole - width) * saving < whole) return 0;  // (also every exact row: no search per call)
     int64_t best = whole, head = 0;
     // (Both parts at least four wide: narrower rows run one position per step.)
-    for (int64_t rest = four; rest <= std::min(threshold(p, Threshold::MaxExactRest), width - four); rest++) {
+    const int64_t most_rest = std::min(threshold(p, Threshold::MaxExactRest), width - four);
+    for (int64_t rest = four; rest <= most_rest; rest++) {
         const int64_t computed =
             tiles::channels_last_row_computed(list, width - rest) + tiles::channels_last_row_computed(list, rest);
         if (computed < best) best = computed, head = width - rest;

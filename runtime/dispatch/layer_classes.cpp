@@ -174,7 +174,7 @@ bool kernel4_stride2_1d_twin(const Plan::Impl &p) {
         return false;
     if (g.in_spatial[0] >= threshold(p, Threshold::LongRows1D)) return true;
     return g.c_in >= threshold(p, Threshold::MidCinMin) && g.c_in <= threshold(p, Threshold::MidCinMax) &&
-           2 * g.c_out <= g.c_in;
+           threshold(p, Threshold::MidCinPerCout) * g.c_out <= g.c_in;
 }
 
 bool uniform_taps(const Plan::Impl &p, int64_t taps) { return uniform_taps(p.phases, taps); }
@@ -305,10 +305,9 @@ int64_t exact_channel_blocks(const Plan::Impl &p, int64_t block) {
     return saves_enough(p, whole, split) ? b : block;
 }
 
-// Interior calls whose weights pass L2's share (BlockWeightBytes), over several tap rows per
-// phase on rows as wide as the position tile and enough of them, run on the tap-row kernels:
-// each tap row's weights serve a band of rows from L2 (1024 -> 256, kernel 4: 22.8 -> 15.0 ms).
-// (Which kernels have a tap-row twin the kernel matrix says: strategy.cpp looks it up.)
+// Interior calls whose weights pass L2's share, over several tap rows per phase on wide enough
+// and enough rows, run on the tap-row kernels (where strategy.cpp finds one): each tap row's
+// weights serve a band of rows from L2 (1024 -> 256, kernel 4: 22.8 -> 15.0 ms).
 bool tap_rows_class(const Plan::Impl &p, int64_t block) {
     const OpGeometry &g = p.geo;
     if (!rule_applies(p, Threshold::TapRows) || g.forward || g.rank < 2) return false;

@@ -146,6 +146,9 @@ constexpr ThresholdEntry kThresholdRows[] = {
      DECONV_RULE_LOG(kernel4_stride2_1d_twin)},
     {Threshold::MidCinMax, "mid_cin_max", {256, 256, 256},
      "most input channels that take the twin at any row length", DECONV_RULE_LOG(kernel4_stride2_1d_twin)},
+    {Threshold::MidCinPerCout, "mid_cin_per_cout", {2, 2, 2},
+     "input channels per output channel of those, at least (128 -> 128: no gain)",
+     DECONV_RULE_LOG(kernel4_stride2_1d_twin)},
     // large_one_tap_2d
     {Threshold::LargeOneTap2D, "large_one_tap_2d", {1, 1, 0},
      "rule applies: measured on x86-64 (unet_up1 12.6-14.9 -> 9.4 ms, Zen 5)", DECONV_RULE_LOG(large_one_tap_2d)},

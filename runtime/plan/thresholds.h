@@ -84,6 +84,7 @@ enum class Threshold : int {
     LongRowsMinCout,
     MidCinMin,
     MidCinMax,
+    MidCinPerCout,
     // large_one_tap_2d
     LargeOneTap2D,
     OneTapTwinPlaneBytes,
