@@ -2,6 +2,7 @@
 
 #include "layer/checked_math.h"
 #include "kernels/tensor_copy.h"
+#include "plan/thresholds.h"
 
 #include <algorithm>
 #include <climits>
@@ -9,6 +10,8 @@
 
 namespace deconv {
 namespace detail {
+
+const int64_t kMaxBorderedInputBytes = uniform_threshold(Threshold::MaxBorderedInputBytes);
 
 bool border_margins(const std::vector<std::vector<AxisPhase>> &phases, const OpGeometry &geo, size_t elem,
                     int64_t interleave, int64_t inner_pad_begin, int64_t inner_out, std::vector<int64_t> &lo,

@@ -16,9 +16,10 @@
 namespace deconv {
 namespace detail {
 
-// The largest zero-bordered input copy a plan makes (bytes); larger inputs run the bounded
-// kernel on the caller's buffer, so the spec's 3D example keeps its memory at the tensors' size.
-constexpr int64_t kMaxBorderedInputBytes = int64_t(64) << 20;
+// The largest zero-bordered input copy a plan makes (bytes, Threshold::MaxBorderedInputBytes);
+// larger inputs run the bounded kernel on the caller's buffer, so that the spec's 3D example keeps
+// its memory at the tensors' size. (strategy.cpp reads the row by this name.)
+extern const int64_t kMaxBorderedInputBytes;
 
 // Margins (before, after) each spatial axis (spec order) needs so that every tap of every phase
 // reads inside a zero-bordered copy of the input; false when the copy would be too large.

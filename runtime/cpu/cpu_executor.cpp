@@ -10,6 +10,7 @@
 #include "cpu/phase_tasks.h"
 #include "kernels/tensor_copy.h"
 #include "cpu/winograd_executor.h"
+#include "plan/thresholds.h"
 
 #include "facts/channels_last_tiles.h"
 
@@ -25,47 +26,6 @@ namespace detail {
 
 namespace {
 
-// Channels-first layers on their own kernels with several (image, group) pairs (depthwise and
-// grouped upsampling, batches) run in slices of pairs, one range per thread, each copying its own
-// groups into the bordered input and running their phases while the copy is in that core's
-// cache: where the layer makes an input copy (or is depthwise at kernel = stride, slicing()
-// below), its packed filter fits half of L2 (kSliceMaxFilterBytes) and the output is at most
-// kSliceMaxGrowth times the input (fcn8s_upscore8 ran no faster sliced). dcgan_l5: 5.6-10.9 ms
-// whole, 4.5-4.6 sliced. DECONV_GROUP_SLICES=0 runs such layers whole, =N with N tasks per
-// thread (docs/performance.md, "Group slices", has the measurements).
-constexpr int64_t kSliceTasksPerThread = 1;
-constexpr int64_t kSliceMaxGrowth = 4;  // output elements per input element, at most
-
-// Image slices: channels-first layers run on the channels-last kernels (the plan's NXC twin) with
-// a batch run in slices of whole images, each transposing its images' input into the copy,
-// computing them and transposing their output back while both are still in the core's caches,
-// rather than three whole-tensor passes. Only where the packed filter fits half of L2 (every
-// slice streams it again) and the batch gives every thread two slices; kSliceOutputBytes of
-// output per slice at most. DECONV_GROUP_SLICES=0 turns these off too.
-constexpr int64_t kSliceMaxFilterBytes = 512 * 1024;  // either kind of slice
-constexpr int64_t kSliceOutputBytes = 512 * 1024;
-constexpr int64_t kSliceInputBytes = 512 * 1024;
-
-// Row slabs: channels-first layers of one or a few images on the channels-last kernels
-// (vnet_up_3x3x3), or of images larger than a slice (kSliceOutputBytes), run in slabs of rows of
-// the outermost output axis: each computes its rows of every phase into a buffer of its own
-// (kSliceOutputBytes at most, so it stays in L2) and transposes them into the caller's output at
-// once. Whole, the kernels wrote the channels-last result to memory and the
-// transpose read it back from there (vnet_up_3x3x3: 14 MB each way, 15% of its samples in the
-// transpose). The input is transposed whole first (the slabs' input rows overlap). Under the
-// same filter bound as the other slices (centernet_up3's 4 MiB would stream from L3 per slab).
-// Channels-last layers of few channels on the channels-first kernels (the channels-first twin:
-// centernet_dla_dw_nxc) run so too, slabs of rows of every channel; whole, their NCX result made
-// a round trip through memory before its transpose. A row larger than kSliceOutputBytes (a 3D
-// layer's plane) is a slab of its own, up to kSlabMaxRowBytes: 64 -> 64 channels, kernel = stride
-// = 2, 24^3 input (planes of 576 KiB): 8.6 -> 5.5 ms whole. Batches of images of
-// kSlabMinImageBytes or more ran in slices of whole images, which transposed their results back
-// from memory too (batch 4, 32 -> 32, kernel = stride = 2, 16^3 input: 3.3-5.1 -> 2.3-2.5 ms in
-// slabs); smaller images keep the image slices (0.6 MiB ones ran 0.8-0.88x in slabs).
-// DECONV_ROW_SLABS=0 turns them off, =N makes them N rows each (for measuring and testing).
-constexpr int64_t kSlabMaxRowBytes = int64_t(2) << 20;
-constexpr int64_t kSlabMinImageBytes = int64_t(1) << 20;
-
 // How a layer runs in slices: `tasks` == 0, whole; else `tasks` slices over `units`, (image,
 // group) pairs or, when `images`, whole images, or when `slab_rows` > 0, (image, slab) pairs of
 // `slab_rows` rows of the outermost output axis.
@@ -75,59 +35,66 @@ struct Slicing {
     int64_t slab_rows = 0;
 };
 
+// Slices of (image, group) pairs, of images or of row slabs each copy their input and write their
+// output while in the core's cache, where the packed filter fits half of L2 (dcgan_l5: 5.6-10.9 ms
+// whole, 4.5-4.6 sliced). Policy group_slices (DECONV_GROUP_SLICES) and row_slabs pin them.
 Slicing slicing(const Plan::Impl &p, bool copies_input, bool dense_output, size_t filter_bytes, size_t elem) {
     const OpGeometry &g = p.geo;
     // Every slice streams the packed filter again: within half of L2, for either kind.
-    if (p.policy.group_slices == 0 || g.forward || (int64_t)filter_bytes > kSliceMaxFilterBytes) return {};
+    if (p.policy.group_slices == 0 || g.forward ||
+        (int64_t)filter_bytes > threshold(p, Threshold::SliceMaxFilterBytes))
+        return {};
     const int64_t threads = pool_threads();
     if (threads < 2) return {};
+    // At least so many slices per thread.
+    const int64_t fewest = threshold(p, Threshold::SlicesPerThreadMin) * threads;
+    const int64_t slice_output_bytes = threshold(p, Threshold::SliceOutputBytes);
     // Layers whose caller's output is the other layout (a layout twin's) run in slices of images
-    // or slabs of rows, each transposed out while in cache; NXC layers run so only then.
+    // or slabs of rows, each transposed out while in cache (images of 1 MiB or more in slabs:
+    // batch 4, 32 -> 32, 16^3: 3.3-5.1 -> 2.3-2.5 ms); NXC layers run so only then.
     if (dense_output) {
         int64_t image_bytes = (int64_t)elem * g.groups * g.c_out;
         for (int64_t y : p.out_spatial) image_bytes *= y;
-        const int64_t per_slice = std::max<int64_t>(1, kSliceOutputBytes / std::max<int64_t>(image_bytes, 1));
+        const int64_t per_slice = std::max<int64_t>(1, slice_output_bytes / std::max<int64_t>(image_bytes, 1));
         const Slicing image_slices =
-            g.n >= 2 * threads ? Slicing{std::max(2 * threads, (g.n + per_slice - 1) / per_slice), g.n, true} : Slicing{};
-        if (g.n >= 2 * threads && (image_bytes < kSlabMinImageBytes || g.rank < 2)) return image_slices;
-        // Row slabs: a row of the outermost output axis within the slab bytes, at least two slabs
-        // per thread, one task each (each thread runs its own range of them first, then helps the
-        // other: with two tasks per thread the first to finish waited 8% of the run).
-        // DECONV_ROW_SLABS=N: slabs of N rows, whatever their bytes (0: none, images in slices).
+            g.n >= fewest ? Slicing{std::max(fewest, (g.n + per_slice - 1) / per_slice), g.n, true} : Slicing{};
+        if (g.n >= fewest && (image_bytes < threshold(p, Threshold::SlabMinImageBytes) || g.rank < 2))
+            return image_slices;
+        // Row slabs of the outermost output axis within the slice bytes, one task each, each
+        // thread its own range first (two tasks per thread: the first to finish waited 8% of the
+        // run). DECONV_ROW_SLABS=N: slabs of N rows, whatever their bytes (0: none).
         const int64_t forced = p.policy.row_slabs;
         const int64_t rows = p.out_spatial[0], row_bytes = image_bytes / std::max<int64_t>(rows, 1);
-        if (g.rank < 2 || forced == 0 || (forced < 0 && row_bytes > kSlabMaxRowBytes)) return image_slices;
+        if (g.rank < 2 || forced == 0 || (forced < 0 && row_bytes > threshold(p, Threshold::SlabMaxRowBytes)))
+            return image_slices;
         const int64_t slab_rows =
-            forced > 0 ? forced : std::max<int64_t>(1, kSliceOutputBytes / std::max<int64_t>(row_bytes, 1));
+            forced > 0 ? forced : std::max<int64_t>(1, slice_output_bytes / std::max<int64_t>(row_bytes, 1));
         const int64_t slabs = (rows + slab_rows - 1) / slab_rows;
-        if (g.n * slabs < 2 * threads) return {};
+        if (g.n * slabs < fewest) return {};
         return {g.n * slabs, g.n * slabs, false, slab_rows};
     }
-    // Channels-last layers with a batch that read an input copy run in slices of images
-    // (kSliceInputBytes of input each), each copying its images into the copy and running every
-    // phase on them while they sit in L2: whole, each phase read the whole input from memory
-    // again (2 threads, Zen 4, ms: dcgan_l5_nxc on the channel-dot kernels 5.5 -> 3.6; batch 64,
-    // 128 -> 64, 16x16, kernel 4 stride 2: 22.7-24.7 -> 21.0-23.6; batch 32, 64 -> 32, 32x32,
-    // kernel 3 stride 2: 8.2-9.2 -> 7.0-7.1).
+    // Channels-last layers with a batch that read an input copy run in slices of images, each
+    // phase reading them from L2 rather than the whole input from memory (dcgan_l5_nxc on the
+    // channel dots: 5.5 -> 3.6 ms).
     int64_t in_count = 1, out_count = 1;
     for (int64_t v : p.input_shape) in_count *= v;
     for (int64_t v : p.info.output_shape) out_count *= v;
-    if (g.data_format == DataFormat::NXC && copies_input && g.n >= 2 * threads) {
+    if (g.data_format == DataFormat::NXC && copies_input && g.n >= fewest) {
         const int64_t image_bytes = (int64_t)elem * in_count / g.n;
-        const int64_t per_slice = std::max<int64_t>(1, kSliceInputBytes / std::max<int64_t>(image_bytes, 1));
-        return {std::max(2 * threads, (g.n + per_slice - 1) / per_slice), g.n, true};
+        const int64_t per_slice =
+            std::max<int64_t>(1, threshold(p, Threshold::SliceInputBytes) / std::max<int64_t>(image_bytes, 1));
+        return {std::max(fewest, (g.n + per_slice - 1) / per_slice), g.n, true};
     }
-    // Without an input copy, and whatever their growth, only 2D and 3D depthwise layers of
-    // one-tap phases (kernel = stride): each phase row is a call whose parallel loop costs as
-    // much as its products; a slice runs them all on one thread (128 groups of 28x28, kernel =
-    // stride = 2: 0.038 -> 0.028 ms; at strides 3, 4 and 8 1.15-1.7x faster). Other layers
-    // without a copy ran up to 2x slower sliced (batch 8, 64 -> 32, kernel 2 stride 2).
+    // Without an input copy, and whatever their growth, only 2D-3D depthwise layers of one-tap
+    // phases, whose per-row calls' parallel loops cost as much as their products (128 groups of
+    // 28x28, kernel = stride = 2: 0.038 -> 0.028 ms); other layers ran up to 2x slower sliced.
     const bool one_tap_depthwise = g.rank >= 2 && g.c_in == 1 && g.c_out == 1 && uniform_taps(p.phases, 1);
     if (g.data_format == DataFormat::NXC || !(copies_input || one_tap_depthwise)) return {};
-    if (out_count > kSliceMaxGrowth * in_count && !one_tap_depthwise) return {};
+    if (out_count > threshold(p, Threshold::SliceMaxGrowth) * in_count && !one_tap_depthwise) return {};
     const int64_t units = g.n * g.groups;
-    if (units < 2 * threads) return {};
-    const int64_t per_thread = p.policy.group_slices > 0 ? p.policy.group_slices : kSliceTasksPerThread;
+    if (units < fewest) return {};
+    const int64_t per_thread =
+        p.policy.group_slices > 0 ? p.policy.group_slices : threshold(p, Threshold::SliceTasksPerThread);
     return {std::min(units, per_thread * threads), units, false};
 }
 
@@ -159,27 +126,18 @@ void run_slices(int64_t tasks, int64_t units, const Fn &fn) {
 
 }  // namespace
 
-// Tap windows on the outer axes: a phase's outputs near the ends of an outer axis (rows, planes)
-// read the zero border with some of their taps (with one tap, an output past the input reads
-// nothing else: output_padding at kernel = stride). Where those products are at least
-// 1/kTapWindowShare of the axis's and about kTapWindowMinSaved of the layer's MACs, the phase
-// runs as one call per tap window of that axis (phase_decomposition.h, tap_windows), each with
-// only the taps that read the input: the middle window whole (its kernel's parallel loops), the
-// edge windows as tasks of the pool, one call each on one thread (policy tap_windows). 128 -> 128
-// channels, 8^3, kernel 4 stride 2: 1.42x on 2 threads. Fewer saved products cost more in calls
-// than they save (0.4-1.6M MACs layers saving 50-130K: 0.88-0.96x). The innermost axis stays
-// whole: its edge windows would be a position or two wide, below the kernels' position tiles.
+// Tap windows on the outer axes: a phase whose outputs near an outer axis's ends skip enough of
+// its products runs one call per tap window there, each with only its taps, the edges as tasks
+// (policy tap_windows; 128 -> 128 channels, 8^3, kernel 4 stride 2: 1.42x on 2 threads).
 namespace {
-
-constexpr int64_t kTapWindowShare = 24;
-constexpr double kTapWindowMinSaved = 256 * 1024;
 
 bool windows_axis(const Plan::Impl &p, int axis, const AxisPhase &a) {
     // (Flat rows merge the rows into the innermost axis: no windows of theirs.)
     if (p.policy.tap_windows == Toggle::Off || a.tap_count < 1 || (p.flat_rows && axis == p.geo.rank - 2)) return false;
     const int64_t computed = a.out_count * a.tap_count, border = computed - a.pairs;
     if (p.policy.tap_windows == Toggle::On) return border > 0;
-    return border * kTapWindowShare >= computed && (double)p.macs * border >= kTapWindowMinSaved * computed;
+    return border * threshold(p, Threshold::TapWindowShare) >= computed &&
+           (double)p.macs * border >= (double)threshold(p, Threshold::TapWindowMinSaved) * computed;
 }
 
 }  // namespace

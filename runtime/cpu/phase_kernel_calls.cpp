@@ -8,6 +8,7 @@
 #include "kernels/cpu_thread_pool.h"
 #include "kernels/kernel_call.h"
 #include "kernels/tensor_copy.h"
+#include "plan/thresholds.h"
 
 #include "facts/channels_last_tiles.h"
 
@@ -20,32 +21,25 @@ namespace detail {
 
 namespace {
 
-// Exact row tiles: the channels-last kernels tile a row by q_tile positions (KernelTiles), or by
-// the fit or four-position tiles where those compute fewer (facts/channels_last_tiles.h),
-// and shift the last tile back over its neighbour, recomputing up to a tile's width less one of a
-// row that is no multiple of it. Such rows run as two calls instead, a head and a rest that those
-// tiles cover with fewer positions computed in all: the fewest, and of those the shortest rest.
-// Odd rows take the fit tiles on one side (31 as 25 + 6 on AVX-512, 35 computed whole: 1.13x).
-// A rest of up to kMaxExactRest positions finds the best split of any row for tiles of 3-8, and
-// a second call pays only where it saves 1/kExactRowSaving of the row or more (a 1D row split to
-// save one position ran slower). Both parts at least four wide: narrower rows run one position
-// per step. Returns the head, or 0 for one call (policy exact_row_tiles).
-constexpr int64_t kMaxExactRest = 30;
-constexpr int64_t kExactRowSaving = 32;
-
+// Exact row tiles: a channels-last row that is no multiple of its tiles runs as a head and a
+// rest that they cover with the fewest positions computed, where that saves enough of the row
+// (31 as 25 + 6 on AVX-512: 1.13x). Returns the head, or 0 for one call (policy exact_row_tiles).
 int64_t exact_row_head(const Plan::Impl &p, int64_t width, int64_t q_tile) {
     const int64_t four = p.tiles.short_positions;
     if (q_tile == 0 || width % q_tile == 0 || p.geo.c_out < p.tiles.four_position_channels) return 0;
     const tiles::ChannelTiles &list = p.tiles.channel_tiles;
     const int64_t whole = tiles::channels_last_row_computed(list, width);
-    if ((whole - width) * kExactRowSaving < whole) return 0;  // (also every exact row: no search per call)
+    const int64_t saving = threshold(p, Threshold::ExactRowSaving);
+    if ((whole - width) * saving < whole) return 0;  // (also every exact row: no search per call)
     int64_t best = whole, head = 0;
-    for (int64_t rest = four; rest <= std::min(kMaxExactRest, width - four); rest++) {
+    // (Both parts at least four wide: narrower rows run one position per step.)
+    const int64_t most_rest = std::min(threshold(p, Threshold::MaxExactRest), width - four);
+    for (int64_t rest = four; rest <= most_rest; rest++) {
         const int64_t computed =
             tiles::channels_last_row_computed(list, width - rest) + tiles::channels_last_row_computed(list, rest);
         if (computed < best) best = computed, head = width - rest;
     }
-    return (whole - best) * kExactRowSaving >= whole ? head : 0;
+    return (whole - best) * saving >= whole ? head : 0;
 }
 
 }  // namespace

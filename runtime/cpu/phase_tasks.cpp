@@ -1,6 +1,7 @@
 #include "cpu/phase_tasks.h"
 
 #include "kernels/kernel_call.h"
+#include "plan/thresholds.h"
 
 #include <algorithm>
 
@@ -9,11 +10,6 @@ namespace detail {
 
 namespace {
 
-// Positions at least this far apart in the output keep the innermost axis's phases in tasks of
-// their own: closer, two threads writing neighbouring phases contend for the same or adjacent
-// lines (32 depthwise groups, 128 bytes a position, 2D, phases split: 0.68-0.8x).
-constexpr int64_t kSplitInnerBytes = 256;
-
 int64_t products(const AxisPhase &a) { return a.out_count * a.tap_count; }
 
 }  // namespace
@@ -21,7 +17,10 @@ int64_t products(const AxisPhase &a) { return a.out_count * a.tap_count; }
 std::vector<PhaseTask> phase_tasks(const Plan::Impl &p, const std::vector<size_t> &entries, bool interleave,
                                    int64_t x_step) {
     const int in = p.geo.rank - 1;
-    const bool split_inner = !interleave && x_step * (int64_t)dtype_size(p.dtype) >= kSplitInnerBytes;
+    // Outputs far enough apart keep the innermost axis's phases in tasks of their own: closer, two
+    // threads writing neighbouring phases contend for lines (128 bytes a position: 0.68-0.8x).
+    const bool split_inner =
+        !interleave && x_step * (int64_t)dtype_size(p.dtype) >= threshold(p, Threshold::SplitInnerBytes);
     std::vector<PhaseTask> tasks;
     for_each_combination(entries, [&](const std::vector<size_t> &ph) {
         if (!split_inner && ph[in] != 0) {

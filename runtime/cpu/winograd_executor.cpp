@@ -5,6 +5,7 @@
 #include "kernels/kernel_call.h"
 #include "layer/messages.h"
 #include "kernels/tensor_copy.h"
+#include "plan/thresholds.h"
 
 #include <algorithm>
 #include <cstring>
@@ -14,14 +15,6 @@ namespace deconv {
 namespace detail {
 
 namespace {
-
-// Slices of images, or of one image's rows of tiles (the outermost axis), whose transformed tiles
-// and products take at most this many KiB (policy knob winograd_slice_kib), so that the products
-// kernel reads the tiles, and the output transform the products, from cache, and every phase
-// reads the slice's input rows from cache. At least one row of tiles. Zen 4, 2 threads:
-// centernet_up3 24-26 ms at 4-8 MiB against 40-65 at 0.5-2 MiB; dcgan_l4 15.5-16 at 4 MiB, 20 at
-// 16 MiB and whole.
-constexpr int64_t kSliceKib = 4096;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -507,7 +500,12 @@ void run_winograd(const Plan::Impl &p, const ConstTensorView &input, const std::
     for (int i = 1; i < rank; i++) row_tiles *= sums[i];
     const int64_t row_bytes = G * xis * row_tiles * (Ci + Co) * elem;
     const int64_t image_bytes = row_bytes * sums[0];
-    const int64_t slice_bytes = (p.policy.winograd_slice_kib > 0 ? p.policy.winograd_slice_kib : kSliceKib) << 10;
+    // Slices of images or of rows of tiles whose transformed tiles and products stay in cache
+    // (Threshold::WinogradSliceKib, policy winograd_slice_kib): centernet_up3 24-26 ms at 4-8 MiB,
+    // 40-65 at 0.5-2 MiB.
+    const int64_t slice_bytes = (p.policy.winograd_slice_kib > 0 ? p.policy.winograd_slice_kib
+                                                                  : threshold(p, Threshold::WinogradSliceKib))
+                                << 10;
     int64_t slice = 1, rows = most[0];
     if (image_bytes <= slice_bytes) {
         slice = std::min<int64_t>(geo.n, slice_bytes / std::max<int64_t>(1, image_bytes));

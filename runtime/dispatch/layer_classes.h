@@ -68,8 +68,9 @@ int64_t batch_rows_channel_block(const Plan::Impl &p);
 // block of the output channels would compute a tenth more of them (AVX-512).
 int64_t exact_channel_blocks(const Plan::Impl &p, int64_t block);
 // Layers (ranks 2-3) whose interior calls take the tap-row kernels, where their kernel has such a
-// twin: weights per call of a `block`-channel block past L2's share (kBlockWeightBytes), over two
-// or more tap rows per phase, on rows as wide as the position tile or wider and 16 rows or more.
+// twin: weights per call of a `block`-channel block past L2's share (Threshold::BlockWeightBytes),
+// over two or more tap rows per phase, on rows as wide as the position tile or wider and 16 rows
+// or more.
 bool tap_rows_class(const Plan::Impl &p, int64_t block);
 // The channel block on narrow rows (the kernels' four-position tiles): one full tile where a
 // group holds two or more, else `block` or a narrower one whose calls compute a tenth fewer
