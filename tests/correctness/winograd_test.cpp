@@ -52,7 +52,7 @@ TEST(WinogradAlgorithms, ComputeTheCorrelationExactly) {
 // at most max|BT|, the products sum C_in of them, and the output transform sums alpha^D terms of
 // AT M A. The direct kernels' bound is 2 (C_in r^D + 1) u S (check.h): the factors put F(2, r)
 // within it (S taken over the tile) and F(4, r) within twice it. Measured worst
-// |err| / ((C_in r^D + alpha^D) u S) over this suite's layers (2026-11-26; printed by each case),
+// |err| / ((C_in r^D + alpha^D) u S) over this suite's layers (printed by each case),
 // 1D and 2D: F(2, 2) 0.07, 0.08; F(2, 3) 0.16, 0.01; F(4, 2) 0.12, 0.44; F(4, 3) 0.35, 0.05.
 // f16 and bf16 run as f32 and round once more: half an ulp of the storage type.
 struct Factor {

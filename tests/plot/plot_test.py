@@ -4,8 +4,8 @@
     plot_test.py SCRIPT CASE     CASE: writes_pngs | refuses_malformed
 
 writes_pngs runs the script on data/bench_2026-11-26_zen4.json (a `deconv bench --json` file
-written by hand, in bench.cpp's format, from the four layers of the table the main job printed on
-2026-11-26, plus a skipped layer) and checks that both charts are non-empty PNG files.
+written by hand, in bench.cpp's format, from four layers of a table the main job printed,
+plus a skipped layer) and checks that both charts are non-empty PNG files.
 refuses_malformed gives it broken files and checks exit status 2 and one `error:` line naming
 the file and the problem.
 """
