@@ -157,7 +157,9 @@ std::string Plan::describe() const {
                     data_format_name(p.geo.data_format) + " " + shape_str(p.input_shape) + " -> " +
                     shape_str(p.info.output_shape) + " on " + device_name(p.device);
     if (p.device == Device::CPU) s += " (" + p.variant + ", " + std::to_string(cpu_threads()) + " threads)";
-    s += ": " + detail::describe_execution(p);
+    s += ": ";
+    if (p.device == Device::CPU) s += "implementation " + detail::implementation_chain(p) + "; ";
+    s += detail::describe_execution(p);
     if (p.device == Device::CPU) {
         const std::string pins = detail::format_policy(p.policy);
         s += "; policy " + (pins.empty() ? std::string("all auto") : pins) + " from " + p.policy_source;
@@ -270,7 +272,15 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
     if (impl->device == Device::CPU) {
         detail::PlanRequest request;
         // (The Winograd path computes in f32: 16-bit layers on it run as f32 too.)
-        request.winograd_tile = detail::choose_winograd_tile(*impl, exec.algorithm);
+        {
+            // A pinned winograd implementation is the policy's algorithm=winograd (followed under
+            // ExecOptions::algorithm Auto, as that pin is).
+            const detail::Policy policy = impl->policy;
+            if (policy.implementation == "winograd") impl->policy.algorithm = detail::Policy::Algorithm::Winograd;
+            request.winograd_tile = detail::choose_winograd_tile(*impl, exec.algorithm);
+            impl->policy = policy;
+        }
+        request.winograd_demanded = exec.algorithm == Algorithm::Winograd;
         request.half_on_f32 = half_on_f32;
         request.make_f32_plan = [&](const ExecOptions &as_f32) {
             return create(op, DType::f32, input_shape, filter_shape, attrs, output_shape, as_f32).impl_;

@@ -47,6 +47,14 @@ bool verbose_refusals() {
     return on;
 }
 
+// The policy's pins that steer a pinned implementation's accept past its heuristics (the knobs
+// each one's rules already obey); none for the others.
+void steer_to(Policy &policy, const std::string &name) {
+    if (name == "channels_last_twin") policy.route = Policy::Route::ChannelsLast;
+    else if (name == "channels_first_twin") policy.route = Policy::Route::ChannelsFirst;
+    else if (name == "batch_rows") policy.batch_rows = Toggle::On;
+}
+
 }  // namespace
 
 void choose_implementation(Plan::Impl &p, const PlanRequest &request, const char *first) {
@@ -54,8 +62,29 @@ void choose_implementation(Plan::Impl &p, const PlanRequest &request, const char
     size_t i = 0;
     if (first)
         while (i < list.size() && std::strcmp(list[i].name, first) != 0) i++;
+    // A pinned implementation (policy implementation=...) is tried before the heuristic ones ahead
+    // of it in the list, which are skipped (as_f32 is a type's necessity: never skipped); where it
+    // refuses the layer, the list goes on after it. (Nor is the Winograd path skipped where
+    // ExecOptions::algorithm demands it.)
+    const Implementation *pinned = p.policy.implementation.empty() ? nullptr : find_implementation(p.policy.implementation);
+    size_t pinned_at = list.size();
+    for (size_t j = i; pinned && j < list.size(); j++)
+        if (&list[j] == pinned) pinned_at = j;
     for (; i < list.size(); i++) {
-        const std::string why = list[i].accept(p, request);
+        const bool is_pinned = i == pinned_at;
+        std::string why;
+        const bool necessary = std::strcmp(list[i].name, "as_f32") == 0 ||
+                               (std::strcmp(list[i].name, "winograd") == 0 && request.winograd_demanded);
+        if (i < pinned_at && pinned_at < list.size() && !necessary) {
+            why = std::string("the policy pins implementation=") + pinned->name;
+        } else {
+            const Policy policy = p.policy;
+            PlanRequest r = request;
+            r.pinned = is_pinned;
+            if (is_pinned) steer_to(p.policy, pinned->name);
+            why = list[i].accept(p, r);
+            p.policy = policy;
+        }
         if (why.empty()) {
             p.implementation = &list[i];
             return;
@@ -67,6 +96,14 @@ void choose_implementation(Plan::Impl &p, const PlanRequest &request, const char
         }
     }
     throw Error(ErrorKind::Kernel, "no CPU implementation took the layer (phase_kernels takes every layer)");
+}
+
+std::string implementation_chain(const Plan::Impl &p) {
+    const std::string name = p.implementation ? p.implementation->name : "none";
+    const Plan::Impl *next = p.via_f32 ? p.via_f32.get() : p.via_nxc ? p.via_nxc.get() : p.via_ncx.get();
+    // (A Winograd plan's twin runs the Winograd path too.)
+    if (!next || next->implementation == p.implementation) return name;
+    return name + " > " + implementation_chain(*next);
 }
 
 std::string describe_execution(const Plan::Impl &p) {

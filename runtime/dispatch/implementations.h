@@ -29,6 +29,10 @@ struct PlanRequest {
     // The plan is a layout twin: it runs on its own layout's kernels (no further twin), and the
     // plan it serves decides whether the run is serial.
     bool twin = false;
+    // ExecOptions::algorithm demands the Winograd path (not Auto).
+    bool winograd_demanded = false;
+    // The policy pins this implementation (implementation=...): it takes the layer wherever it can.
+    bool pinned = false;
     // Makes the f32 plan of the same layer under `exec` (for as_f32).
     std::function<std::shared_ptr<const Plan::Impl>(const ExecOptions &exec)> make_f32_plan;
 };
@@ -53,6 +57,9 @@ const Implementation *find_implementation(const std::string &name);
 // Sets p.implementation to the first implementation from `first` on that accepts `p` (the last,
 // phase_kernels, takes every layer). With DECONV_VERBOSE each refusal is printed with its reason.
 void choose_implementation(Plan::Impl &p, const PlanRequest &request, const char *first = nullptr);
+// The implementations that run a CPU plan, outermost first: "phase_kernels", or through another
+// plan, "channels_last_twin > batch_rows", "as_f32 > phase_kernels".
+std::string implementation_chain(const Plan::Impl &p);
 // What the plan runs, in words (Plan::describe): kernels, copies, splits.
 std::string describe_execution(const Plan::Impl &p);
 

@@ -64,6 +64,31 @@ Knob count_knob(const char *name, int64_t Policy::*field, std::vector<std::strin
     return k;
 }
 
+// The CPU implementations by name, in the order of dispatch/implementations.cpp's list (a test
+// holds the two equal).
+const char *const kImplementationNames[] = {"as_f32",     "winograd",      "channels_last_twin",
+                                            "channels_first_twin", "batch_rows", "phase_kernels"};
+
+Knob implementation_knob() {
+    Knob k{"implementation", {"auto"}, nullptr, nullptr};
+    for (const char *name : kImplementationNames) k.values.push_back(name);
+    k.get = [](const Policy &p) { return p.implementation.empty() ? std::string("auto") : p.implementation; };
+    k.set = [](Policy &p, const std::string &v) {
+        if (v == "auto") {
+            p.implementation.clear();
+            return true;
+        }
+        for (const char *name : kImplementationNames) {
+            if (v == name) {
+                p.implementation = v;
+                return true;
+            }
+        }
+        return false;
+    };
+    return k;
+}
+
 // The CPU variant: a search over the built variants this CPU runs; any variant name parses (a
 // plan pinned to one this build or CPU lacks is refused when it is made, naming it).
 Knob cpu_variant_knob() {
@@ -95,6 +120,7 @@ const std::vector<Knob> &knobs() {
                                       {Policy::Algorithm::Winograd, "winograd"}}),
         count_knob("winograd_tile", &Policy::winograd_tile, {"auto", "2", "4"}, 4),
         count_knob("winograd_slice_kib", &Policy::winograd_slice_kib, {"auto", "1024", "16384"}, 1 << 22),
+        implementation_knob(),
         enum_knob<R>("route", &Policy::route,
                      {{R::Auto, "auto"},
                       {R::Positions, "positions"},

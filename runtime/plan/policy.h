@@ -57,6 +57,9 @@ struct Policy {
     Algorithm algorithm = Algorithm::Auto;
     int64_t winograd_tile = -1;
     int64_t winograd_slice_kib = -1;  // bytes of transformed tiles and products per slice, KiB
+    // The CPU implementation (dispatch/implementations.h) the plan runs where it can take the
+    // layer, the heuristics of those before it skipped; empty: the first that accepts.
+    std::string implementation;
     // The CPU variant whose kernels the plan runs (halide_glue.h's names); empty: the default,
     // the best built variant this CPU runs under DECONV_CPU_VARIANT (cpu_variant()).
     std::string cpu_variant;

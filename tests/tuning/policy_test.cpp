@@ -2,6 +2,8 @@
 // value is refused by name.
 #include "plan/policy.h"
 
+#include "dispatch/implementations.h"
+
 #include "deconv/deconv.h"
 
 #include <gtest/gtest.h>
@@ -55,7 +57,7 @@ TEST(Policy, RefusesWhatIsNoKnobOrValue) {
     EXPECT_EQ(error_of("route=diagonal"),
               "test: schedule knob route does not take the value 'diagonal' (values: auto, positions, channels, "
               "channels_last, channels_first, groups)");
-    EXPECT_EQ(error_of("speed=max").rfind("test: unknown schedule knob 'speed' (known: algorithm, winograd_tile, winograd_slice_kib, route, interleave", 0), 0u)
+    EXPECT_EQ(error_of("speed=max").rfind("test: unknown schedule knob 'speed' (known: algorithm, winograd_tile, winograd_slice_kib, implementation, route, interleave", 0), 0u)
         << error_of("speed=max");
     EXPECT_EQ(error_of("serial"), "test: 'serial' is not knob=value");
     EXPECT_NE(error_of("channel_block=-3").find("does not take the value '-3'"), std::string::npos);
@@ -149,6 +151,31 @@ TEST(Policy, CpuVariantIsAPlanChoice) {
             EXPECT_NE(std::string(err.what()).find(other), std::string::npos) << err.what();
         }
     }
+}
+
+// The implementation knob names the implementation list, in its order; a plan pinned to one runs
+// it where it takes the layer (describe() names the implementations that run), and the rest of
+// the list where it does not.
+TEST(Policy, ImplementationKnobIsTheList) {
+    std::vector<std::string> names{"auto"};
+    for (const deconv::detail::Implementation &i : deconv::detail::cpu_implementations()) names.push_back(i.name);
+    EXPECT_EQ(deconv::detail::policy_knob_values("implementation"), names);
+    const std::vector<int64_t> in{16, 64, 4, 4}, w{1, 64, 32, 4, 4};
+    deconv::Attributes a;
+    a.strides = {2, 2};
+    a.pads_begin = a.pads_end = {1, 1};
+    const auto plan = [&](const std::string &pin) {
+        deconv::ExecOptions e;
+        e.schedule = pin;
+        return deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, deconv::DType::f32, in, w, a,
+                                    std::nullopt, e)
+            .describe();
+    };
+    EXPECT_NE(plan("implementation=phase_kernels").find("implementation phase_kernels;"), std::string::npos);
+    EXPECT_NE(plan("implementation=channels_last_twin").find("implementation channels_last_twin > "),
+              std::string::npos);
+    // Batch rows need channels-last data: this channels-first layer's list goes on after them.
+    EXPECT_NE(plan("implementation=batch_rows").find("implementation phase_kernels;"), std::string::npos);
 }
 
 }  // namespace
