@@ -12,7 +12,8 @@ namespace {
 
 std::string accept_as_f32(Plan::Impl &p, const PlanRequest &request) {
     if (p.dtype == DType::f32) return "the layer is f32";
-    if (!runs_as_f32(p.dtype, p.variant) && request.winograd_tile == 0 && !request.half_on_f32 && !request.pinned)
+    const bool half = p.dtype == DType::f16 || p.dtype == DType::bf16;
+    if (!runs_as_f32(p.dtype, p.variant) && request.winograd_tile == 0 && !request.half_on_f32 && !(request.pinned && half))
         return std::string("its own ") + dtype_name(p.dtype) + " kernels run here";
     KernelKey f32 = cpu_kernel_key(p, p.geo.rank, p.channel_major, false);
     f32.dtype = DType::f32;
