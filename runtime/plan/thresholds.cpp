@@ -3,7 +3,8 @@
 // measurements behind the thresholds") that holds its measurements. Rules measured on x86-64
 // only have a 0/1 row of their own name that is 0 on Other; values read only where such a rule
 // is off repeat the nearest measured class (Other: X86Many, whose 32 registers ARM64 has too), and
-// so do the rows of the register file alone (exact_groups, one_tap_channels_first).
+// so do the rows of the register file alone (exact_groups, one_tap_channels_first,
+// one_tile_channel_block, interleaved_few_registers).
 #include "plan/thresholds.h"
 
 #include "plan/plan_impl.h"
@@ -331,7 +332,7 @@ constexpr ThresholdEntry kThresholdRows[] = {
      "fewest groups of s outputs per row of those, with no tail output", DECONV_RULE_LOG(prefers_blocked_interleave)},
     // exact_groups
     {Threshold::ExactGroups, "exact_groups", {1, 0, 1},
-     "rule applies on 32 registers (AVX-512, ARM64's too); on AVX2 fcn8s_upscore8 ran 1.75x faster unsplit",
+     "rule applies on 32 registers (AVX-512, ARM64's too); on AVX2 the split ran slower (fcn8s_upscore8: 1.75x without)",
      DECONV_RULE_LOG(exact_groups)},
     {Threshold::ExactGroupsMinTiles, "exact_groups_min_tiles", {4, 4, 4},
      "fewest whole group tiles of a row that splits (fcn8s_upscore8, 65 groups of 8 outputs: 2.0 -> 1.8 ms)",
