@@ -13,6 +13,7 @@
 #include "kernels/halide_glue.h"
 #include "kernels/kernel_call.h"
 #include "layer/checked_math.h"
+#include "plan/thresholds.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -23,20 +24,9 @@
 namespace deconv {
 namespace detail {
 
-// Batch rows: channels-last plans (channels-last layers, and the twins of channels-first ones)
-// whose phase rows along the innermost axis are narrower than the kernels' position tile, with a
-// batch of kBatchRowsMinImages or more, 1D and 2D. Their data is laid out [X_1 .. X_D, N, C]
-// (outermost first) and each phase runs on the interior kernel of rank D + 1 with the images as
-// its innermost axis (one tap there): rows of N positions instead of a few, so the wide register
-// tile serves them. The phases are cut into tap windows (tap_windows), one kernel call each, so no
-// copy needs a zero border and no product with one is computed. dcgan_l2 (batch 64, 4x4 input,
-// 512 -> 256, kernel 4 stride 2 pad 1) spends 23% of its nominal products on the border
-// otherwise. Measured on a Zen 4 VM (2 threads, ms): as the channels-last 2D layer it ran
-// 25.7-27.2; in the batch-rows layout over a bordered copy, every tap computed, 21-22; in tap
-// windows 18.9-19.3 (oneDNN 16-18 in the same runs). dcgan_l4 (rows of 16) measured the same either
-// way (24 ms: its whole-tensor transposes cost what its tiles gain) and keeps its image slices.
-// DECONV_BATCH_ROWS=0 turns it off (for measuring).
-constexpr int64_t kBatchRowsMinImages = 16;
+// Batch rows: 1D-2D channels-last plans of phase rows narrower than the position tile and a batch
+// of batch_rows_min_images or more run each phase with the images as the innermost row, in tap
+// windows (dcgan_l2, batch 64: 25.7-27.2 -> 18.9-19.3 ms). DECONV_BATCH_ROWS=0 turns it off.
 
 bool choose_batch_rows(Plan::Impl &p) {
     const OpGeometry &g = p.geo;
@@ -44,7 +34,7 @@ bool choose_batch_rows(Plan::Impl &p) {
         g.rank > 2 || p.policy.batch_rows == Toggle::Off)
         return false;
     if (p.policy.batch_rows != Toggle::On) {
-        if (g.n < kBatchRowsMinImages) return false;
+        if (g.n < threshold(p, Threshold::BatchRowsMinImages)) return false;
         for (const AxisPhase &a : p.phases[g.rank - 1])
             if (a.out_count >= p.tiles.row_positions) return false;
     }

@@ -1,6 +1,8 @@
 // The phase-kernel implementation's conf (dispatch/implementations.h): a bordered or in-place
 // input, the interleaved kernels and their edges, the filter's channel blocks, tap rows, the
-// output zeroed first, flat rows, phase tasks, and running serially.
+// output zeroed first, flat rows, phase tasks, and running serially. Their thresholds are rows of
+// plan/thresholds.cpp, their measurements in docs/performance-log.md ("Rules: the measurements
+// behind the thresholds").
 #include "cpu/bordered_input.h"
 #include "cpu/cpu_executor.h"
 #include "cpu/phase_tasks.h"
@@ -14,6 +16,7 @@
 #include "kernels/halide_glue.h"
 #include "kernels/kernel_call.h"
 #include "layer/checked_math.h"
+#include "plan/thresholds.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -24,13 +27,9 @@
 namespace deconv {
 namespace detail {
 
-// Edge windows (Plan::Impl::edges) for 1D layers on the interleaved kernel whose input needs
-// margins: the whole bordered copy moved every input byte once more per run (hifigan_up3: 13 MB,
-// 6% of its samples in memmove). The edges run on the plain interleaved kernel, each at least
-// kEdgeMinGroups wide so that it takes the kernel's vector tiles; the blocked kernel's part is a
-// whole number of its row tiles.
-constexpr int64_t kEdgeMinGroups = 16;
-
+// Edge windows for 1D interleaved layers whose input needs margins, instead of a whole bordered
+// copy (hifigan_up3: 13 MB moved, 6% of its samples in memmove); each edge at least
+// edge_min_groups wide on the plain interleaved kernel.
 void choose_edge_windows(Plan::Impl &p, bool blocked) {
     const OpGeometry &geo = p.geo;
     if (geo.rank != 1 || !p.interleaved_kernel || !p.border_copy || p.channels_in_rows || !p.kernel ||
@@ -42,17 +41,17 @@ void choose_edge_windows(Plan::Impl &p, bool blocked) {
     e.reach = interleaved_reach(s, pad, most_taps(p.phases[0]));
     const int64_t inside_first = std::min(std::max(-e.reach.lo, int64_t(0)), groups);
     const int64_t inside_end = std::min(std::max(x - e.reach.hi, int64_t(0)), groups);
-    e.left = std::min(groups, std::max(inside_first, kEdgeMinGroups));
-    e.middle = std::min(inside_end, groups - kEdgeMinGroups) - e.left;
+    const int64_t min_groups = threshold(p, Threshold::EdgeMinGroups);
+    e.left = std::min(groups, std::max(inside_first, min_groups));
+    e.middle = std::min(inside_end, groups - min_groups) - e.left;
     if (blocked) e.middle = e.middle / p.tiles.blocked_groups * p.tiles.blocked_groups;
     e.kernel = blocked ? interleaved_kernel_for(p, false, false) : p.interleaved_kernel;
-    if (e.middle >= kEdgeMinGroups && e.kernel) p.edges = e;
+    if (e.middle >= min_groups && e.kernel) p.edges = e;
 }
 
 // Channels-last grouped layers whose tiles have the dense-group branch (tile_facts.h) copy their
-// input group-major (Plan::Impl::group_major_input). With one group the caller's layout is
-// already so. f32 accumulators only, as the branch. (32 groups of 8 -> 8 channels, 28x28,
-// kernel 3 stride 2: 0.278 -> 0.249 ms, 2 threads, Zen 4.)
+// input group-major; f32 accumulators only, as the branch (32 groups of 8 -> 8 channels, 28x28,
+// kernel 3 stride 2: 0.278 -> 0.249 ms).
 bool group_major_copy(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
     const bool f32_accumulators = p.dtype == DType::f32 || p.dtype == DType::f16 || p.dtype == DType::bf16;
@@ -86,17 +85,13 @@ void choose_bordered_input(Plan::Impl &p, bool in_place) {
         const bool interleave = ik != nullptr;
         if (ik && !p.groups) p.tiles.interleaved_groups = kernel_tiles(p.regs, p.dtype, nullptr, ik).interleaved_groups;
         std::vector<int64_t> lo, hi;
-        // Channel-vectorized kernels always (but in_place_1d_channels_last): their bounded twin
-        // reads each input value through a scalar load behind a bounds select, and the copy is
-        // small beside their reduction.
-        // Positions kernels with few output channels: with 16 or more, the position kernel's
-        // wider register tile (2 vectors x 8 channels) beats the interleaved one and the copy
-        // does not pay (measured: unet_up4, unet3d_up 1.4-1.6x slower bordered and interleaved),
-        // unless the blocked kernel serves the layer.
+        // Channel-vectorized kernels always (their bounded twin loads each input behind a bounds
+        // select); position kernels below bordered_positions_cout_below output channels, or
+        // interleaved by a rule (16 or more: unet_up4, unet3d_up 1.4-1.6x slower bordered).
         const auto positive = [](int64_t v) { return v > 0; };
         const bool pinned = p.policy.bordered_input == Toggle::On || p.policy.interleave == Policy::Interleave::Plain;
-        if ((p.channel_major || geo.c_out < 16 || blocked || pinned || short_strided_2d(p) ||
-             short_1d_positions(p)) &&
+        if ((p.channel_major || geo.c_out < threshold(p, Threshold::BorderedPositionsCoutBelow) || blocked || pinned ||
+             short_strided_2d(p) || short_1d_positions(p)) &&
             border_margins(p.phases, geo, dtype_size(dtype), interleave ? s : 0, p.info.pads_begin[in],
                                    p.out_spatial[in], lo, hi)) {
             const bool margins = std::any_of(lo.begin(), lo.end(), positive) || std::any_of(hi.begin(), hi.end(), positive);
@@ -112,21 +107,16 @@ void choose_bordered_input(Plan::Impl &p, bool in_place) {
                 }
                 const int64_t groups = p.out_spatial[in] / s;
                 const int64_t tile = p.tiles.interleaved_groups;
-                // (With 16 registers the split measured slower: fcn8s_upscore8 1.75x without, on AVX2;
-                // and so it did on rows of fewer than kExactGroupsMinTiles tiles.)
+                // exact_groups: depthwise rows of exact_groups_min_tiles whole tiles or more run
+                // their whole multiple (the exact-tile branch), then the rest (fcn8s_upscore8, 65
+                // groups of 8 outputs: 2.0 -> 1.8 ms).
                 p.interleaved_exact_rows =
                     interleave && !blocked && geo.c_in == 1 && rank >= 2 && tile > 0 && groups % tile != 0 &&
-                    ((groups >= kExactGroupsMinTiles * tile && p.policy.exact_groups != Toggle::Off && p.regs.many) ||
+                    ((groups >= threshold(p, Threshold::ExactGroupsMinTiles) * tile &&
+                      p.policy.exact_groups != Toggle::Off && rule_applies(p, Threshold::ExactGroups)) ||
                      (groups > tile && p.policy.exact_groups == Toggle::On));
-                // The blocked kernel reduces every input channel at the rows of its block; in 3D a
-                // plain copy (or the caller's input) puts each channel a whole plane further on
-                // (unet3d_up: 128 KiB), with channels in rows a row's channels are one contiguous
-                // run (17 KiB). Measured on a Zen 4 VM (2 threads, ms, medians of 3-4 alternating
-                // runs, plain -> channels in rows, the copy included): unet3d_up 27.8 -> 24.7;
-                // plain planes padded to an odd number of cache lines (against cache-set
-                // conflicts) 29.7, plain with transparent huge pages (against TLB misses) 34.6: the
-                // contiguous run itself is what helps. In 2D it lost (unet_up4, whose input needs
-                // no margins and so no copy otherwise, 18.1 -> 21.6; 192x192 15.3 -> 16.7): 3D only.
+                // channels_in_rows: 3D blocked copies hold each row's channels as one contiguous run,
+                // not a plane apart (unet3d_up 27.8 -> 24.7 ms); in 2D it lost.
                 p.channels_in_rows = interleave && blocked && rank == 3 && p.policy.channels_in_rows != Toggle::Off;
                 p.group_major_input = !interleave && group_major_copy(p);
                 choose_edge_windows(p, blocked);
@@ -135,38 +125,29 @@ void choose_bordered_input(Plan::Impl &p, bool in_place) {
     }
 }
 
-// Output channels per block of the channel-vectorized kernels' packing: one kernel call per block.
-// Channels-last: one of the kernels' channel tiles where a group holds two or more, else two
-// tiles, or one where two tiles' weights would leave L2 (channels_last_channel_block); the bf16
-// pair kernels two (unet_up1_bf16: 64 channels 4.68 ms, 128 4.51, 256 4.73). On CPUs
-// of 16 vector registers one tile (AVX2, 16 channels), whose weights then
-// stream as one contiguous run instead of a tile's 64 bytes in every 512 (unet_up1 27-43 ms ->
-// 18-20, two tiles 21; 128 -> 64 channels, kernel 5, 16^3: 146 -> 78; the narrow-row blocks
-// likewise). Rows narrower than the kernels' position tile, either layout: up to four of the
-// narrow-row branch's 3-vector tiles (dcgan_l2: unblocked 20.0 ms, blocks of 192 15.7), one full
-// tile where a group holds two (narrow_row_channel_block). Channels-first layers with wider rows
-// keep one packing (centernet_up3 measured 25.5 -> 31.7 ms blocked). Batch rows: every output
-// channel in one call, whose parallel loops then hold all the channel tiles, up to a limit of
-// weights (batch_rows_channel_block).
-constexpr int64_t kChannelBlock = 128;
-constexpr int64_t kNarrowRowChannelBlock = 192;
+// Output channels per block of the channel-vectorized kernels' packing, a kernel call each:
+// channel_block channels-last (or a tile on 16 registers), narrow_row_block on narrow rows, one
+// packing for wider channels-first rows (dcgan_l2: unblocked 20.0 ms, blocks of 192 15.7).
 
 int64_t choose_channel_block(const Plan::Impl &p) {
     const int64_t pinned = p.policy.channel_block;
     if (p.group_block) return 0;  // the group-block kernels take every channel of a group per call
-    if (p.ci_pairs) return pinned > 0 ? pinned : kChannelBlock;  // the pair kernels read blocked packings only
+    const int64_t block = threshold(p, Threshold::ChannelBlock);
+    if (p.ci_pairs) return pinned > 0 ? pinned : block;  // the pair kernels read blocked packings only
     if (!p.channel_major || p.geo.forward || pinned == 0) return 0;
     if (pinned > 0) return pinned;
     if (p.batch_rows_kernel) return batch_rows_channel_block(p);
     bool narrow = p.geo.rank >= 2;
     for (const AxisPhase &a : p.phases[p.geo.rank - 1]) narrow = narrow && a.out_count < p.tiles.row_positions;
-    const bool one_tile = !p.regs.many && p.tiles.four_position_channels > 0;
+    const bool one_tile = rule_applies(p, Threshold::OneTileChannelBlock) && p.tiles.four_position_channels > 0;
     // (Narrow rows' blocks hold their own branches' tiles: narrow_row_channel_block counts them,
     // exact_channel_blocks the others.)
-    if (narrow) return one_tile ? p.tiles.four_position_channels : narrow_row_channel_block(p, kNarrowRowChannelBlock);
+    if (narrow)
+        return one_tile ? p.tiles.four_position_channels
+                        : narrow_row_channel_block(p, threshold(p, Threshold::NarrowRowBlock));
     if (p.geo.data_format != DataFormat::NXC) return 0;
     return exact_channel_blocks(
-        p, one_tile ? p.tiles.four_position_channels : channels_last_channel_block(p, kChannelBlock));
+        p, one_tile ? p.tiles.four_position_channels : channels_last_channel_block(p, block));
 }
 
 // The interior calls of channels-last layers of tap_rows_class (layer_classes.cpp) on the
@@ -183,20 +164,15 @@ void choose_tap_rows(Plan::Impl &p) {
     if (const KernelEntry *k = find_kernel(key, p.variant)) p.interior_kernel = k;
 }
 
-// Phase plans whose phases without taps (kernel below the stride) hold half of the output or more
-// zero the whole output first, densely and on the pool, and skip those phases: zeroed phase by
-// phase, each pass wrote every s-th element of rows it fetched again for the next phase (kernel 1
-// at stride 3, 3D, 46^3 outputs: 67% of the run in the fill, 12-16 -> 2.1-2.8 ms). Phases the
-// interleaved kernel serves count as written: it stores their zeros itself. (Batch rows and the
-// Winograd path zero their own way.)
+// Plans whose phases without taps hold half of the output or more (zero_first_tapped_*) zero it
+// densely first and skip those phases, which the interleaved kernel writes itself (kernel 1 at
+// stride 3, 3D, 46^3: 12-16 -> 2.1-2.8 ms).
 bool choose_zero_first(const Plan::Impl &p) {
     if (p.geo.forward || p.batch_rows_kernel || p.winograd.f) return false;
     if (p.policy.zero_first != Toggle::Auto) return p.policy.zero_first == Toggle::On;
-    return tapped_fraction(p, p.interleaved_kernel != nullptr) <= 0.5;
+    return tapped_fraction(p, p.interleaved_kernel != nullptr) <=
+           (double)threshold(p, Threshold::ZeroFirstTappedNum) / (double)threshold(p, Threshold::ZeroFirstTappedDen);
 }
-
-// The L1 set period: addresses this far apart share a set (4 KiB: 64 sets of 64-byte lines).
-constexpr int64_t kFlatRowsAliasBytes = 4096;
 
 // The scratch output of flat rows (phase_kernel_calls.cpp, call_flat_rows): the output with its rows
 // at the bordered copy's pitch; held to the copy's own limit.
@@ -215,27 +191,21 @@ void choose_flat_rows(Plan::Impl &p) {
     p.flat_rows = flat_rows_class(p) && !p.channel_major && p.border_copy && !p.interleaved_kernel &&
                   !p.channels_in_rows && !p.zero_first && flat_rows_scratch_bytes(p) <= kMaxBorderedInputBytes;
     if (!p.flat_rows) return;
-    // Channels of the copy a multiple of kFlatRowsAliasBytes apart put every channel's rows in the
-    // same L1 sets, which the reduction over input channels then evicts: one more row apart they
-    // are not (96 -> 8 channels, 12^3, kernel 3: 2.2 -> 1.0 ms, 2 threads).
+    // Channels of the copy a multiple of the L1 set period (flat_rows_alias_bytes) apart share L1
+    // sets, which the reduction then evicts: one more row apart (96 -> 8, 12^3: 2.2 -> 1.0 ms).
     int64_t channel_bytes = (int64_t)dtype_size(p.dtype);
     for (int i = 0; i < p.geo.rank; i++) channel_bytes *= p.geo.in_spatial[i] + p.border_lo[i] + p.border_hi[i];
-    if (channel_bytes % kFlatRowsAliasBytes == 0) p.border_hi[p.geo.rank - 2] += 1;
+    if (channel_bytes % threshold(p, Threshold::FlatRowsAliasBytes) == 0) p.border_hi[p.geo.rank - 2] += 1;
 }
 
-// Layers below both limits run on the calling thread alone: a second core would first pull the
-// input and output from the first one's caches, and each kernel call's hand-off costs
-// microseconds (ov_spec_1d, 27 thousand MACs: 3 us on one thread, 8 on two; 16 -> 128 channels,
-// 100 positions, kernel 3 stride 4, 0.61M MACs: 8 us against 26). Forced serial, random class
-// layers below these limits ran 1.05x faster in geomean natively and 1.08x under AVX2 (Zen 5,
-// 2 threads, two seeded sets), where 256K MACs and 256 KiB had held to 1.00-1.02x.
-constexpr int64_t kSerialMacs = int64_t(3) << 18;
-constexpr int64_t kSerialBytes = int64_t(1) << 20;
-
+// Layers below serial_macs and serial_bytes run on the calling thread alone: a second core pulls
+// their data from the first one's caches, each call's hand-off costs microseconds (ov_spec_1d,
+// 27 thousand MACs: 3 us on one thread, 8 on two).
 bool choose_serial(const Plan::Impl &p) {
     if (p.policy.serial != Toggle::Auto) return p.policy.serial == Toggle::On;
-    if (p.macs >= kSerialMacs) return false;
-    return tensors_bytes(p, {&p.input_shape, &p.filter_shape, &p.info.output_shape}) <= kSerialBytes;
+    if (p.macs >= threshold(p, Threshold::SerialMacs)) return false;
+    return tensors_bytes(p, {&p.input_shape, &p.filter_shape, &p.info.output_shape}) <=
+           threshold(p, Threshold::SerialBytes);
 }
 
 // The steps every plan on its own kernels takes last (batch_rows shares them).

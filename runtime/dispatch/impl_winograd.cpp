@@ -13,6 +13,7 @@
 #include "kernels/halide_glue.h"
 #include "kernels/kernel_call.h"
 #include "layer/checked_math.h"
+#include "plan/thresholds.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -23,27 +24,13 @@
 namespace deconv {
 namespace detail {
 
-// Winograd under Algorithm::Auto: layers whose matrix products have kWinogradMinChannels or more
-// input and output channels per group (fewer leave the products kernel's register tile part
-// empty and the transforms, which cost per channel, unamortized) and that save at least half of
-// the multiplications (2D: F(4, 2) saves 2.56x on 2x2-tap phases, F(4, 3) 4x on 3x3), or a third
-// (1D: F(4, 2) saves 1.6x) where the direct kernels would run on channels-last data too: the
-// Winograd path transposes channels-first layers to channels last, which a smaller saving does
-// not pay for against kernels that read them as they are (hifigan_up3, on the blocked
-// interleaved kernel: 9.6 ms direct, 12.5 on Winograd; hifigan_up1, on the channels-last twin
-// either way: 8.2 and 7.4). Tiles of kWinogradTile outputs. And layers whose phases have
-// kWinogradMinTiles tiles or more over the batch: the transformed filter is alpha^D / r^D times
-// the direct one (6.25x for F(4, 2) in 2D), streamed once per slice, and fewer tiles leave the
-// products kernel streaming more weights than it multiplies (dcgan_l2, 4x4 inputs, one tile per
-// phase and image: 21.5 ms against 17.2 direct, Zen 4), unless the layer has many channels
-// (layer_classes.cpp, winograd_pays_on_few_tiles).
-constexpr int64_t kWinogradMinChannels = 32;
-constexpr int64_t kWinogradMinTiles = 128;
-constexpr int kWinogradTile = 4;
+// Winograd under Algorithm::Auto: layers of enough channels and tiles per phase that save half of
+// the multiplications, or a third where the direct kernels run channels-last too (hifigan_up3 on
+// the blocked interleaved kernel: 9.6 ms direct, 12.5 on Winograd); few tiles: their own rule.
 
 int choose_winograd_tile(const Plan::Impl &p, Algorithm algorithm) {
     if (algorithm == Algorithm::Direct || p.device != Device::CPU) return 0;
-    const int m = p.policy.winograd_tile > 0 ? (int)p.policy.winograd_tile : kWinogradTile;
+    const int m = p.policy.winograd_tile > 0 ? (int)p.policy.winograd_tile : (int)threshold(p, Threshold::WinogradTile);
     const std::string why = winograd_unsupported(p, m);
     if (algorithm == Algorithm::Winograd) {
         if (!why.empty()) {
@@ -55,13 +42,17 @@ int choose_winograd_tile(const Plan::Impl &p, Algorithm algorithm) {
     }
     if (!why.empty() || p.policy.algorithm == Policy::Algorithm::Direct) return 0;
     if (p.policy.algorithm == Policy::Algorithm::Winograd) return m;
-    if (p.geo.c_in < kWinogradMinChannels || p.geo.c_out < kWinogradMinChannels) return 0;
+    const int64_t min_channels = threshold(p, Threshold::WinogradMinChannels);
+    if (p.geo.c_in < min_channels || p.geo.c_out < min_channels) return 0;
     const int64_t products = winograd_macs(p, m);
     const int64_t tiles = winograd_phase_tiles(p, m);
-    if (tiles < kWinogradMinTiles) return winograd_pays_on_few_tiles(p, tiles, products) ? m : 0;
-    if (products * 2 <= p.macs) return m;
+    if (tiles < threshold(p, Threshold::WinogradMinTiles)) return winograd_pays_on_few_tiles(p, tiles, products) ? m : 0;
+    if (products * threshold(p, Threshold::WinogradSavingNum) <= p.macs * threshold(p, Threshold::WinogradSavingDen))
+        return m;
     const bool channels_last = p.geo.data_format == DataFormat::NXC || choose_via_channels_last(p);
-    return products * 3 <= p.macs * 2 && channels_last ? m : 0;
+    const bool saves_a_third = products * threshold(p, Threshold::WinogradChannelsLastSavingNum) <=
+                               p.macs * threshold(p, Threshold::WinogradChannelsLastSavingDen);
+    return saves_a_third && channels_last ? m : 0;
 }
 
 namespace {

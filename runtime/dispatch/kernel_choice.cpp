@@ -1,6 +1,8 @@
 // The kernels a CPU layer runs on (the choice every implementation starts from): the schedule
 // (channel- or position-vectorized), the channels-last family, and the bounded, interior and
-// interleaved kernels, each by a rule of the heuristics or the policy's pin.
+// interleaved kernels, each by a rule of the heuristics or the policy's pin. The rules' thresholds
+// are rows of plan/thresholds.cpp; their measurements are in docs/performance-log.md, "Rules: the
+// measurements behind the thresholds".
 #include "cpu/bordered_input.h"
 #include "cpu/cpu_executor.h"
 #include "cpu/phase_tasks.h"
@@ -13,6 +15,7 @@
 #include "kernels/halide_glue.h"
 #include "kernels/kernel_call.h"
 #include "layer/checked_math.h"
+#include "plan/thresholds.h"
 
 #include "facts/interleaved_depthwise_facts.h"
 #include "facts/tile_facts.h"
@@ -44,16 +47,12 @@ KernelKey cpu_kernel_key(const Plan::Impl &p, int rank, bool channel_major, bool
     return k;
 }
 
-constexpr int64_t kLongReduction = 256;
+// Whether a phase's reduction exceeds the long_reduction row.
+bool long_reduction(const Plan::Impl &p) { return phase_reduction(p) > threshold(p, Threshold::LongReduction); }
 
-// Whether a phase's reduction exceeds kLongReduction.
-bool long_reduction(const Plan::Impl &p) { return phase_reduction(p) > kLongReduction; }
-
-// Channels-first backprop layers choose their schedule: vectorized output channels when a
-// group has at least a vector of them (KernelTiles::lanes) and each tile's reduction (input
-// channels x taps per phase: long_reduction) is long enough to amortize its stores, which scatter
-// across channel planes; else vectorized output positions (unet3d_up, 128 x 1 tap, runs faster
-// on positions; dilated_s1, 64 x 9, on channels: docs/performance.md). The policy's route pins it.
+// Channels-first backprop layers vectorize output channels where a group holds a vector of them
+// and the reduction amortizes the tiles' stores across planes, else positions (unet3d_up, 128 x 1
+// tap: positions; dilated_s1, 64 x 9: channels). The policy's route pins it.
 bool choose_channel_major(const Plan::Impl &p) {
     const OpGeometry &g = p.geo;
     if (g.forward || g.data_format == DataFormat::NXC) return true;
@@ -126,33 +125,24 @@ const KernelEntry *interleaved_kernel_for(const Plan::Impl &p, bool channel_majo
         return nullptr;
     for (int64_t r = 0; r < s; r++)
         if (p.phases[in][r].out_first != r) return nullptr;
-    // Strides 3 and 4 on CPUs of 16 vector registers: 1D and depthwise layers only. The kernel's
-    // 8 accumulators hold 2 channels of s phases, and 2D-3D layers of 4-12 output channels ran
-    // 15-60% slower on it than per phase (AVX2: 64 -> 12, kernel 5 stride 3: 0.28 -> 0.46 ms; 8 ->
-    // 4, kernel 3 stride 3: 0.067 -> 0.077), 1D and depthwise ones faster (64 -> 8, 1D kernel 6
-    // stride 3: 0.099 -> 0.069; 48 groups, kernel 4 stride 4: 0.23 -> 0.13). The pin
-    // interleave=plain runs it anyway.
-    if ((s == 3 || s == 4) && !p.regs.many && p.geo.rank > 1 && !(p.geo.c_in == 1 && p.geo.c_out == 1) &&
-        p.policy.interleave != Policy::Interleave::Plain)
+    // interleaved_few_registers: strides 3-4 on 16 registers interleave 1D and depthwise layers
+    // only, whose 8 accumulators hold 2 channels of s phases (AVX2, 64 -> 12, kernel 5 stride 3:
+    // 0.46 ms interleaved, 0.28 per phase). The pin interleave=plain runs it anyway.
+    if (rule_applies(p, Threshold::InterleavedFewRegisters) &&
+        s >= threshold(p, Threshold::InterleavedFewRegistersMinStride) &&
+        s <= threshold(p, Threshold::InterleavedFewRegistersMaxStride) && p.geo.rank > 1 &&
+        !(p.geo.c_in == 1 && p.geo.c_out == 1) && p.policy.interleave != Policy::Interleave::Plain)
         return nullptr;
-    // Kernels below the stride leave phases of the innermost axis without taps: the interleaved
-    // kernels would multiply their packed zeros, which the per-phase kernels skip (1D, 128 -> 64,
-    // kernel 1 at stride 2: 0.13 ms blocked, 0.05-0.06 per phase with zero_first); but not
-    // depthwise layers (layer_classes.cpp, depthwise_interleaves_below_stride). Pins still run
-    // them.
+    // Kernels below the stride leave phases without taps, whose packed zeros the per-phase kernels
+    // skip (1D 128 -> 64, kernel 1 stride 2: 0.13 ms blocked, 0.05-0.06 per phase); depthwise
+    // layers still interleave (depthwise_interleaves_below_stride). Pins still run them.
     const bool depthwise = depthwise_interleaves_below_stride(p);
     if (p.policy.interleave == Policy::Interleave::Auto) {
         if ((!every_phase_tapped(p.phases[in]) && !depthwise) || per_phase_few_channels(p)) return nullptr;
     }
-    // The group kernel only where its fast branch runs (interleaved_depthwise_facts.h): two taps
-    // per phase along the two innermost axes. On the others the per-phase group kernels were 2-10x
-    // faster (kernels 5-6 at stride 2, pads off the common residue, kernel 16 at stride 8 with
-    // pad 3 or 4: 48 groups, 56x56). Phases of one tap beside them (kernel 2s - 1: a packed zero
-    // along the innermost axis; one tap along the next) only where the groups fill whole vectors,
-    // in 1D, and in 2D where the rows end on a whole group of s outputs: kernel 3 at stride 2 pad
-    // 1, 16-128 groups, 1.0-1.9x over the per-phase kernels on two threads; 2D rows with a tail
-    // output (their extra calls) 0.67-0.77x; 3D 0.2-0.6x. The pin interleave=plain runs it
-    // anywhere (its other branches stay correct: the layout tests reach them so).
+    // The group kernel only where its fast branch runs (two taps per phase on the two
+    // innermost axes; one-tap phases beside them on whole vectors of groups and whole rows): the
+    // per-phase group kernels ran 2-10x faster elsewhere. The pin interleave=plain runs it anywhere.
     if (p.groups && p.policy.interleave != Policy::Interleave::Plain) {
         if (floor_mod(p.info.pads_begin[in], s) != tiles::interleaved_depthwise_pad_residue((int)s)) return nullptr;
         if (most_taps(p.phases[in]) != tiles::kInterleavedDepthwiseTaps) return nullptr;
@@ -184,51 +174,20 @@ const KernelEntry *interleaved_kernel_for(const Plan::Impl &p, bool channel_majo
     return find_kernel(key, p.variant);
 }
 
-// 1D and 2D layers of one-tap phases (each phase a matrix product) with kOneTapChannelTilesMin or
-// more input and output channels run on the channel-vectorized channels-first kernels however
-// short their reduction, on CPUs of 32 vector registers: their tiles read contiguous input rows,
-// and the channels-last twin's transposes cost more than the tiles' stores across output planes
-// (128 -> 32, kernel 1, 56x56, batch 2: 0.41 ms twinned, 0.30 here; 128 -> 64, 1D kernel 1:
-// 0.107 against 0.092). Fewer channels leave the stores unpaid: 16 -> 128, kernel 2 stride 2,
-// 7x7: 0.061 here against 0.049 twinned; 32 -> 16, one vector: 0.21 against 0.09. 2D layers at
-// a stride of 2 or more along rows do not (strided_one_tap_2d). Measured on x86-64 (AVX-512)
-// only; 3D layers keep the rule below (kOneTapChannelsFirstMinCout).
-constexpr int64_t kOneTapChannelTilesMin = 32;
-
+// 1D-2D layers of one-tap phases and enough input and output channels run on the channel tiles
+// however short their reduction: they read contiguous rows, cheaper than the twin's transposes
+// (128 -> 32, kernel 1, 56x56, batch 2: 0.41 ms twinned, 0.30 here).
 bool one_tap_channel_tiles(const Plan::Impl &p) {
-#if defined(__x86_64__)
+    if (!rule_applies(p, Threshold::OneTapChannelTiles)) return false;
     const OpGeometry &g = p.geo;
-    return !g.forward && g.rank <= 2 && g.c_in >= kOneTapChannelTilesMin && g.c_out >= kOneTapChannelTilesMin &&
-           p.regs.many && p.dtype != DType::bf16 && every_phase_one_tap(p) && !strided_one_tap_2d(p);
-#else
-    (void)p;
-    return false;
-#endif
+    const int64_t min_channels = threshold(p, Threshold::OneTapChannelTilesMin);
+    return !g.forward && g.rank <= 2 && g.c_in >= min_channels && g.c_out >= min_channels &&
+           p.dtype != DType::bf16 && every_phase_one_tap(p) && !strided_one_tap_2d(p);
 }
 
-// Layers with 16 or more output channels whose weights per kernel call fit half of L2 and whose
-// rows hold at least 32 groups of s outputs run on the blocked interleaved kernel
-// (cpu_interleaved_schedule.h) rather than on the channels-last kernels: no transposes
-// (hifigan_up3 7.3 -> 4.8 ms). 1D layers, and 3D ones of one-tap phases (unet3d_up); in 2D the
-// channels-last kernels won by 1.5-2x, with their transposes (3x3 and 5x5 at stride 2, 16-96
-// channels at 56x56: 3.6 -> 1.8 ms for 96 -> 64), and 3D layers of more taps were not measured.
-// Narrower rows recompute more in their tails and channel tiles (vnet_up_3x3x3, 24 groups: 4.6
-// -> 8.1), and larger weights would stream from L3 once per block.
-// A row that is no whole number of the kernel's tiles (KernelTiles::blocked_groups) runs its rest
-// on the plain interleaved kernel (interleaved_tail); depthwise rows on the plain kernel that are
-// no whole number of its tiles run as their first whole multiple, which takes the kernel's
-// exact-tile branch, then the rest (exact_groups; fcn8s_upscore8, 65 groups of 8 outputs: 2.0 ->
-// 1.8 ms), where the row holds kExactGroupsMinTiles tiles or more: on shorter rows the second
-// call cost more than the tile saved (docs/performance.md).
-// 3D one-tap layers of short reductions (input x output channels kBlockedFewChannelProducts or
-// fewer) take it from rows of kBlockedFewChannelsMinGroups groups without a tail output: the
-// twin's transposes cost more than its channel tiles gain there (16 -> 16 channels, 16^3 input,
-// 2 threads, Zen 4: 1.64x; docs/performance.md has the sweep).
-constexpr int64_t kBlockedWeightBytes = int64_t(512) << 10;
-constexpr int64_t kBlockedMinGroups = 32;
-constexpr int64_t kBlockedFewChannelProducts = 512;
-constexpr int64_t kBlockedFewChannelsMinGroups = 16;
-
+// 1D layers, and 3D ones of one-tap phases, of enough output channels, weights per call within
+// half of L2 and long rows run on the blocked interleaved kernel, not the channels-last kernels'
+// transposes (hifigan_up3 7.3 -> 4.8 ms); 3D ones of few channels on shorter rows too.
 bool prefers_blocked_interleave(const Plan::Impl &p) {
     const int in = p.geo.rank - 1;
     const Policy::Interleave pin = p.policy.interleave;
@@ -237,15 +196,15 @@ bool prefers_blocked_interleave(const Plan::Impl &p) {
     const bool forced = pin == Policy::Interleave::Blocked;
     const int64_t row_groups = p.out_spatial[in] / p.info.strides[in];
     const bool one_tap_3d = p.geo.rank == 3 && every_phase_one_tap(p);
-    const bool few_channels_3d = one_tap_3d && p.geo.c_in * p.geo.c_out <= kBlockedFewChannelProducts &&
-                                 row_groups >= kBlockedFewChannelsMinGroups &&
-                                 p.out_spatial[in] % p.info.strides[in] == 0;
-    if (!forced && (p.geo.c_out < 16 || p.policy.route != Policy::Route::Auto ||
-                    (row_groups < kBlockedMinGroups && !few_channels_3d) || !(p.geo.rank == 1 || one_tap_3d)))
+    const bool few_channels_3d =
+        one_tap_3d && p.geo.c_in * p.geo.c_out <= threshold(p, Threshold::BlockedFewChannelProducts) &&
+        row_groups >= threshold(p, Threshold::BlockedFewChannelsMinGroups) && p.out_spatial[in] % p.info.strides[in] == 0;
+    if (!forced && (p.geo.c_out < threshold(p, Threshold::BlockedMinCout) || p.policy.route != Policy::Route::Auto ||
+                    (row_groups < threshold(p, Threshold::BlockedMinGroups) && !few_channels_3d) ||
+                    !(p.geo.rank == 1 || one_tap_3d)))
         return false;
-    // 1D: its parallel tasks are blocks of a row (blocked_task_groups); rows of fewer blocks than
-    // threads leave threads idle (128 -> 64, kernel 4 stride 2, 1000 positions, one block: 0.62 ms
-    // on two threads as on one, 0.33 on the plain kernels).
+    // 1D: its tasks are blocks of a row; fewer blocks than threads leave threads idle (128 -> 64,
+    // kernel 4 stride 2, 1000 positions, one block: 0.62 ms on two threads, 0.33 plain).
     const int64_t task_groups = blocked_task_groups(p.tiles, p.geo.c_in);
     if (!forced && p.geo.rank == 1 &&
         (row_groups + task_groups - 1) / task_groups * p.geo.n * p.geo.groups < pool_threads())
@@ -256,7 +215,8 @@ bool prefers_blocked_interleave(const Plan::Impl &p) {
         taps *= i == p.geo.rank - 1 ? most * p.info.strides[i] : most;
     }
     const int64_t acc_bytes = 4;  // f32 accumulators (the kernel's dtypes are f32, f16, bf16)
-    if (!forced && p.geo.c_in * taps * p.geo.c_out * acc_bytes > kBlockedWeightBytes) return false;
+    if (!forced && p.geo.c_in * taps * p.geo.c_out * acc_bytes > threshold(p, Threshold::BlockedWeightBytes))
+        return false;
     // It reads a zero-bordered input copy: within that copy's limit.
     std::vector<int64_t> lo, hi;
     return border_margins(p.phases, p.geo, dtype_size(p.dtype), p.info.strides[in], p.info.pads_begin[in],

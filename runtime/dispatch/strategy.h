@@ -1,7 +1,7 @@
 // The rules the CPU implementations share (dispatch/implementations.h): the kernel choice every
 // one starts from, and the steps of their confs. Pure functions of the layer, its policy, the CPU
 // variant and the kernels this build has; a pin that does not apply to a layer falls back to the
-// rule.
+// rule. Their thresholds are rows of plan/thresholds.cpp.
 #pragma once
 
 #include "plan/plan_impl.h"
@@ -12,10 +12,6 @@
 
 namespace deconv {
 namespace detail {
-
-// Rows of plain interleaved depthwise kernels split into a whole number of tiles and a rest hold
-// this many tiles or more (fcn8s_upscore8, 65 groups of 8 outputs: 2.0 -> 1.8 ms).
-inline constexpr int64_t kExactGroupsMinTiles = 4;
 
 // --- The kernel choice (kernel_choice.cpp) ---
 

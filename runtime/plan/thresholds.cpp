@@ -2,7 +2,9 @@
 // reason with the figure it rests on, and the heading of docs/performance-log.md ("Rules: the
 // measurements behind the thresholds") that holds its measurements. Rules measured on x86-64
 // only have a 0/1 row of their own name that is 0 on Other; values read only where such a rule
-// is off repeat the nearest measured class (Other: X86Many, whose 32 registers ARM64 has too).
+// is off repeat the nearest measured class (Other: X86Many, whose 32 registers ARM64 has too), and
+// so do the rows of the register file alone (exact_groups, one_tap_channels_first,
+// one_tile_channel_block, interleaved_few_registers).
 #include "plan/thresholds.h"
 
 #include "plan/plan_impl.h"
@@ -294,6 +296,139 @@ constexpr ThresholdEntry kThresholdRows[] = {
     {Threshold::MaxBorderedInputBytes, "max_bordered_input_bytes", {64 * kMiB, 64 * kMiB, 64 * kMiB},
      "largest zero-bordered input copy; larger inputs run the bounded kernel in place",
      DECONV_RULE_LOG(bordered_input)},
+    // choose_channel_major
+    {Threshold::LongReduction, "long_reduction", {256, 256, 256},
+     "longest phase reduction (input channels x taps) left on the position kernels (dilated_s1, 64 x 9: channels)",
+     DECONV_RULE_LOG(choose_channel_major)},
+    // interleaved_few_registers
+    {Threshold::InterleavedFewRegisters, "interleaved_few_registers", {0, 1, 0},
+     "rule applies: 16 registers run 2D-3D layers per phase at strides 3-4 (AVX2 64 -> 12, kernel 5: 0.46 -> 0.28 ms)",
+     DECONV_RULE_LOG(interleaved_few_registers)},
+    {Threshold::InterleavedFewRegistersMinStride, "interleaved_few_registers_min_stride", {3, 3, 3},
+     "least stride whose interleaved kernel holds too few channels in 8 accumulators", DECONV_RULE_LOG(interleaved_few_registers)},
+    {Threshold::InterleavedFewRegistersMaxStride, "interleaved_few_registers_max_stride", {4, 4, 4},
+     "largest such stride (stride 8 not measured)", DECONV_RULE_LOG(interleaved_few_registers)},
+    // one_tap_channel_tiles
+    {Threshold::OneTapChannelTiles, "one_tap_channel_tiles", {1, 0, 0},
+     "rule applies: measured on AVX-512 only (128 -> 32, kernel 1, 56x56: 0.41 ms twinned, 0.30 here)",
+     DECONV_RULE_LOG(one_tap_channel_tiles)},
+    {Threshold::OneTapChannelTilesMin, "one_tap_channel_tiles_min", {32, 32, 32},
+     "fewest input and output channels (16 -> 128, kernel 2 stride 2: 0.061 ms against 0.049 twinned)",
+     DECONV_RULE_LOG(one_tap_channel_tiles)},
+    // prefers_blocked_interleave
+    {Threshold::BlockedMinCout, "blocked_min_cout", {16, 16, 16},
+     "fewest output channels on the blocked interleaved kernel (hifigan_up3 7.3 -> 4.8 ms)",
+     DECONV_RULE_LOG(prefers_blocked_interleave)},
+    {Threshold::BlockedMinGroups, "blocked_min_groups", {32, 32, 32},
+     "fewest groups of s outputs per row (vnet_up_3x3x3, 24 groups: 4.6 -> 8.1 ms)",
+     DECONV_RULE_LOG(prefers_blocked_interleave)},
+    {Threshold::BlockedWeightBytes, "blocked_weight_bytes", {512 * kKiB, 512 * kKiB, 512 * kKiB},
+     "f32 weights per kernel call, at most: half of L2 (more would stream from L3 once per block)",
+     DECONV_RULE_LOG(prefers_blocked_interleave)},
+    {Threshold::BlockedFewChannelProducts, "blocked_few_channel_products", {512, 512, 512},
+     "most input x output channels of 3D one-tap layers taken on shorter rows (16 -> 16, 16^3: 1.64x)",
+     DECONV_RULE_LOG(prefers_blocked_interleave)},
+    {Threshold::BlockedFewChannelsMinGroups, "blocked_few_channels_min_groups", {16, 16, 16},
+     "fewest groups of s outputs per row of those, with no tail output", DECONV_RULE_LOG(prefers_blocked_interleave)},
+    // exact_groups
+    {Threshold::ExactGroups, "exact_groups", {1, 0, 1},
+     "rule applies on 32 registers (AVX-512, ARM64's too); on AVX2 the split ran slower (fcn8s_upscore8: 1.75x without)",
+     DECONV_RULE_LOG(exact_groups)},
+    {Threshold::ExactGroupsMinTiles, "exact_groups_min_tiles", {4, 4, 4},
+     "fewest whole group tiles of a row that splits (fcn8s_upscore8, 65 groups of 8 outputs: 2.0 -> 1.8 ms)",
+     DECONV_RULE_LOG(exact_groups)},
+    // choose_edge_windows
+    {Threshold::EdgeMinGroups, "edge_min_groups", {16, 16, 16},
+     "fewest groups of s outputs per edge window, to take the kernel's vector tiles (hifigan_up3: 6% in memmove)",
+     DECONV_RULE_LOG(choose_edge_windows)},
+    // choose_bordered_input
+    {Threshold::BorderedPositionsCoutBelow, "bordered_positions_cout_below", {16, 16, 16},
+     "output channels below which the position kernels read a bordered copy (16+: unet_up4 1.4-1.6x slower)",
+     DECONV_RULE_LOG(choose_bordered_input)},
+    // choose_channel_block
+    {Threshold::ChannelBlock, "channel_block", {128, 128, 128},
+     "output channels per block of the channels-last packing (unet_up1_bf16: 64 4.68 ms, 128 4.51, 256 4.73)",
+     DECONV_RULE_LOG(choose_channel_block)},
+    {Threshold::NarrowRowBlock, "narrow_row_block", {192, 192, 192},
+     "output channels per block of narrow rows (dcgan_l2: unblocked 20.0 ms, blocks of 192 15.7)",
+     DECONV_RULE_LOG(choose_channel_block)},
+    {Threshold::OneTileChannelBlock, "one_tile_channel_block", {0, 1, 0},
+     "blocks of one channel tile on 16 registers (AVX2 unet_up1 27-43 -> 18-20 ms, two tiles 21)",
+     DECONV_RULE_LOG(choose_channel_block)},
+    // choose_zero_first
+    {Threshold::ZeroFirstTappedNum, "zero_first_tapped_num", {1, 1, 1},
+     "share of the outputs written by tapped phases, num/den, at most, to zero first (46^3: 12-16 -> 2.1-2.8 ms)",
+     DECONV_RULE_LOG(choose_zero_first)},
+    {Threshold::ZeroFirstTappedDen, "zero_first_tapped_den", {2, 2, 2},
+     "the denominator of that share", DECONV_RULE_LOG(choose_zero_first)},
+    // choose_flat_rows
+    {Threshold::FlatRowsAliasBytes, "flat_rows_alias_bytes", {4096, 4096, 4096},
+     "the L1 set period: channels a multiple apart get one more row (96 -> 8, 12^3: 2.2 -> 1.0 ms)",
+     DECONV_RULE_LOG(choose_flat_rows)},
+    // choose_serial
+    {Threshold::SerialMacs, "serial_macs", {768 * kKiB, 768 * kKiB, 768 * kKiB},
+     "MACs below which a small layer runs on the calling thread (ov_spec_1d: 8 -> 3 us)", DECONV_RULE_LOG(choose_serial)},
+    {Threshold::SerialBytes, "serial_bytes", {1 * kMiB, 1 * kMiB, 1 * kMiB},
+     "tensor bytes, at most, of those (1.05x in geomean, 1.08x under AVX2)", DECONV_RULE_LOG(choose_serial)},
+    // layout_copies_fit
+    {Threshold::MaxLayoutCopyBytes, "max_layout_copy_bytes", {512 * kMiB, 512 * kMiB, 512 * kMiB},
+     "largest input and output copies of a layout twin; larger layers run on their own layout's kernels",
+     DECONV_RULE_LOG(layout_copies_fit)},
+    // depthwise_prefers_twin
+    {Threshold::FewTappedOutputsNum, "few_tapped_outputs_num", {1, 1, 1},
+     "share of the outputs tapped phases write, num/den, at most, that stays off the twin (0.105 -> 0.033 ms)",
+     DECONV_RULE_LOG(depthwise_prefers_twin)},
+    {Threshold::FewTappedOutputsDen, "few_tapped_outputs_den", {3, 3, 3},
+     "the denominator of that share (a third: a quarter and each axis's last row)", DECONV_RULE_LOG(depthwise_prefers_twin)},
+    {Threshold::DepthwiseOneTap3DRows, "depthwise_one_tap_3d_rows", {16, 16, 16},
+     "input row from which 3D depthwise kernel = stride = 2 stays (16^3: 0.42-0.50 ms, 0.73-0.77 twinned)",
+     DECONV_RULE_LOG(depthwise_prefers_twin)},
+    // favours_channel_vectors
+    {Threshold::FavoursChannelVectorsMinCout, "favours_channel_vectors_min_cout", {8, 8, 8},
+     "fewest output channels per group the twin's channel vectors take (96 -> 8, 12^3: 12-15 -> 5-7.7 ms)",
+     DECONV_RULE_LOG(favours_channel_vectors)},
+    {Threshold::FavoursChannelVectorsNarrowRow, "favours_channel_vectors_narrow_row", {16, 16, 16},
+     "phase rows narrower than this take the twin (rows of 28 stay: 0.12 against 0.18 ms twinned)",
+     DECONV_RULE_LOG(favours_channel_vectors)},
+    // choose_via_channels_last
+    {Threshold::ChannelsLastTwinMinCout, "channels_last_twin_min_cout", {16, 16, 16},
+     "fewest output channels per group on the channels-last twin (dcgan_l4: 40 -> 13 ms)",
+     DECONV_RULE_LOG(choose_via_channels_last)},
+    {Threshold::OneTapChannelsFirst, "one_tap_channels_first", {1, 0, 1},
+     "one-tap layers stay channels-first on 32 registers (unet_up1 17.7 against 18.6 ms); AVX2 twinned 1.47x",
+     DECONV_RULE_LOG(choose_via_channels_last)},
+    {Threshold::OneTapChannelsFirstMinCout, "one_tap_channels_first_min_cout", {128, 128, 128},
+     "fewest output channels of those (kernel 3 stride 4, 3D, 256 -> 128: 125 ms twinned, 59 here)",
+     DECONV_RULE_LOG(choose_via_channels_last)},
+    {Threshold::OneDimDenseMaxReduction, "one_dim_dense_max_reduction", {96, 96, 96},
+     "most input channels x taps of 1D stride-1 layers that stay (8 groups of 8 -> 16: 0.225 -> 0.150 ms)",
+     DECONV_RULE_LOG(choose_via_channels_last)},
+    // choose_via_channels_first
+    {Threshold::ChannelsFirstTwinCoutBelow, "channels_first_twin_cout_below", {8, 8, 8},
+     "output channels per group below which channels-last layers take the twin (10.3 -> 0.30 ms)",
+     DECONV_RULE_LOG(choose_via_channels_first)},
+    // choose_batch_rows
+    {Threshold::BatchRowsMinImages, "batch_rows_min_images", {16, 16, 16},
+     "fewest images of a batch run as rows (dcgan_l2, batch 64: 25.7-27.2 -> 18.9-19.3 ms)",
+     DECONV_RULE_LOG(choose_batch_rows)},
+    // choose_winograd_tile
+    {Threshold::WinogradTile, "winograd_tile", {4, 4, 4},
+     "outputs per axis m of the Winograd tile F(m, r) a rule takes", DECONV_RULE_LOG(choose_winograd_tile)},
+    {Threshold::WinogradMinChannels, "winograd_min_channels", {32, 32, 32},
+     "fewest input and output channels per group on the Winograd path", DECONV_RULE_LOG(choose_winograd_tile)},
+    {Threshold::WinogradMinTiles, "winograd_min_tiles", {128, 128, 128},
+     "fewest tiles per phase over the batch (dcgan_l2, one tile per phase and image: 17.2 -> 21.5 ms)",
+     DECONV_RULE_LOG(choose_winograd_tile)},
+    {Threshold::WinogradSavingNum, "winograd_saving_num", {2, 2, 2},
+     "least saving of the multiplications, num/den of the direct products (2D F(4, 2): 2.56x)",
+     DECONV_RULE_LOG(choose_winograd_tile)},
+    {Threshold::WinogradSavingDen, "winograd_saving_den", {1, 1, 1},
+     "the denominator of that saving", DECONV_RULE_LOG(choose_winograd_tile)},
+    {Threshold::WinogradChannelsLastSavingNum, "winograd_channels_last_saving_num", {3, 3, 3},
+     "least saving where the direct kernels run channels-last too (hifigan_up1: 8.2 -> 7.4 ms)",
+     DECONV_RULE_LOG(choose_winograd_tile)},
+    {Threshold::WinogradChannelsLastSavingDen, "winograd_channels_last_saving_den", {2, 2, 2},
+     "the denominator of that saving", DECONV_RULE_LOG(choose_winograd_tile)},
 };
 
 #undef DECONV_RULE_LOG

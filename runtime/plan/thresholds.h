@@ -1,8 +1,9 @@
 // The dispatch thresholds as data: one table per CPU class, each row a name, its value on that
 // class, a one-line reason and the docs section that holds its measurements (thresholds.cpp).
-// The rules (dispatch/layer_classes.cpp, channels_last_families.cpp) and the CPU executors read
-// their numbers here rather than from constants of their own. A rule measured on some classes
-// only has a row of its own name whose value is 1 where it applies and 0 elsewhere.
+// The rules (dispatch/: layer_classes.cpp, channels_last_families.cpp, kernel_choice.cpp and the
+// implementations' impl_*.cpp) and the CPU executors read their numbers here rather than from
+// constants of their own. A rule measured on some classes only has a row of its own name whose
+// value is 1 where it applies and 0 elsewhere.
 #pragma once
 
 #include "deconv/deconv.h"
@@ -157,6 +158,66 @@ enum class Threshold : int {
     WinogradSliceKib,
     // the bordered input copy (bordered_input.h)
     MaxBorderedInputBytes,
+    // choose_channel_major (kernel_choice.cpp)
+    LongReduction,
+    // interleaved_few_registers (kernel_choice.cpp, interleaved_kernel_for)
+    InterleavedFewRegisters,
+    InterleavedFewRegistersMinStride,
+    InterleavedFewRegistersMaxStride,
+    // one_tap_channel_tiles (kernel_choice.cpp)
+    OneTapChannelTiles,
+    OneTapChannelTilesMin,
+    // prefers_blocked_interleave (kernel_choice.cpp)
+    BlockedMinCout,
+    BlockedMinGroups,
+    BlockedWeightBytes,
+    BlockedFewChannelProducts,
+    BlockedFewChannelsMinGroups,
+    // exact_groups (impl_phase_kernels.cpp, choose_bordered_input)
+    ExactGroups,
+    ExactGroupsMinTiles,
+    // choose_edge_windows (impl_phase_kernels.cpp)
+    EdgeMinGroups,
+    // choose_bordered_input (impl_phase_kernels.cpp)
+    BorderedPositionsCoutBelow,
+    // choose_channel_block (impl_phase_kernels.cpp)
+    ChannelBlock,
+    NarrowRowBlock,
+    OneTileChannelBlock,
+    // choose_zero_first (impl_phase_kernels.cpp)
+    ZeroFirstTappedNum,
+    ZeroFirstTappedDen,
+    // choose_flat_rows (impl_phase_kernels.cpp)
+    FlatRowsAliasBytes,
+    // choose_serial (impl_phase_kernels.cpp)
+    SerialMacs,
+    SerialBytes,
+    // layout_copies_fit (impl_layout_twins.cpp)
+    MaxLayoutCopyBytes,
+    // depthwise_prefers_twin (impl_layout_twins.cpp; the few-tapped share in choose_via_channels_last too)
+    FewTappedOutputsNum,
+    FewTappedOutputsDen,
+    DepthwiseOneTap3DRows,
+    // favours_channel_vectors (impl_layout_twins.cpp)
+    FavoursChannelVectorsMinCout,
+    FavoursChannelVectorsNarrowRow,
+    // choose_via_channels_last (impl_layout_twins.cpp)
+    ChannelsLastTwinMinCout,
+    OneTapChannelsFirst,
+    OneTapChannelsFirstMinCout,
+    OneDimDenseMaxReduction,
+    // choose_via_channels_first (impl_layout_twins.cpp)
+    ChannelsFirstTwinCoutBelow,
+    // choose_batch_rows (impl_batch_rows.cpp)
+    BatchRowsMinImages,
+    // choose_winograd_tile (impl_winograd.cpp)
+    WinogradTile,
+    WinogradMinChannels,
+    WinogradMinTiles,
+    WinogradSavingNum,
+    WinogradSavingDen,
+    WinogradChannelsLastSavingNum,
+    WinogradChannelsLastSavingDen,
     Count
 };
 

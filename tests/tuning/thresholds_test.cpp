@@ -76,10 +76,43 @@ TEST(Thresholds, ClassesOfTheRegisterFiles) {
 // every class.
 TEST(Thresholds, RulesOffWhereNotMeasured) {
     for (Threshold rule : {Threshold::ShortStrided2D, Threshold::Short1DPositions, Threshold::FlatRows,
-                           Threshold::FewOutputsTwin, Threshold::TapRows, Threshold::ExactChannelBlocks})
+                           Threshold::FewOutputsTwin, Threshold::TapRows, Threshold::ExactChannelBlocks,
+                           Threshold::OneTapChannelTiles, Threshold::InterleavedFewRegisters})
         EXPECT_EQ(deconv::detail::threshold(CpuClass::Other, rule), 0);
     EXPECT_EQ(deconv::detail::uniform_threshold(Threshold::MaxBorderedInputBytes), int64_t(64) << 20);
     EXPECT_THROW(deconv::detail::uniform_threshold(Threshold::FlatRowsCoutBelow), std::logic_error);
+}
+
+// Rows of the register file alone repeat the 32-register class on other hosts (ARM64 has 32
+// registers); the rules of 16 registers are off there.
+TEST(Thresholds, RegisterRowsOnOtherHosts) {
+    for (Threshold row : {Threshold::ExactGroups, Threshold::OneTapChannelsFirst, Threshold::OneTileChannelBlock,
+                          Threshold::InterleavedFewRegisters}) {
+        EXPECT_EQ(deconv::detail::threshold(CpuClass::Other, row), deconv::detail::threshold(CpuClass::X86Many, row))
+            << deconv::detail::threshold_row(CpuClass::Other, row).name;
+        EXPECT_NE(deconv::detail::threshold(CpuClass::X86Few, row), deconv::detail::threshold(CpuClass::X86Many, row))
+            << deconv::detail::threshold_row(CpuClass::Other, row).name;
+    }
+}
+
+// Fractions are num/den rows, each den positive: the rules compare them exactly.
+TEST(Thresholds, FractionsHaveDenominators) {
+    for (CpuClass c : kClasses) {
+        deconv::detail::for_each_threshold(c, [&](const ThresholdRow &r) {
+            const std::string name = r.name;
+            if (name.size() < 4 || name.compare(name.size() - 4, 4, "_num") != 0) return;
+            const auto den = deconv::detail::find_threshold(c, name.substr(0, name.size() - 4) + "_den");
+            ASSERT_TRUE(den.has_value()) << name;
+            EXPECT_GT(den->value, 0) << name;
+        });
+    }
+    // choose_zero_first's half and the few-tapped third, as the rules held them.
+    EXPECT_EQ((double)deconv::detail::uniform_threshold(Threshold::ZeroFirstTappedNum) /
+                  (double)deconv::detail::uniform_threshold(Threshold::ZeroFirstTappedDen),
+              0.5);
+    EXPECT_EQ((double)deconv::detail::uniform_threshold(Threshold::FewTappedOutputsNum) /
+                  (double)deconv::detail::uniform_threshold(Threshold::FewTappedOutputsDen),
+              1.0 / 3.0);
 }
 
 }  // namespace
