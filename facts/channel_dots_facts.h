@@ -1,5 +1,5 @@
 // The output channels per group that the channel-dot schedule (cpu_channel_dots_schedule.h)
-// specializes, written once: the dispatcher (runtime/dispatch/strategy.cpp) sends it layers with at most
+// specializes, written once: the dispatcher (runtime/dispatch/) sends it layers with at most
 // that many. No Halide here: the runtime includes this header. (Apart from tile_facts.h, whose
 // every user is a generator of the whole kernel matrix.)
 #pragma once

@@ -4,7 +4,7 @@
 // also unrolls one tap on axis 1 beside two on axis 0, so that kernel 2s - 1 (phases of one and
 // two taps, packed to two along axis 0) takes it too. Both the channels-last group kernel
 // (cpu_interleaved_groups_schedule.h) and the channels-first interleaved kernel's depthwise
-// tiles (cpu_interleaved_schedule.h) specialize them. The dispatcher (runtime/dispatch/strategy.cpp)
+// tiles (cpu_interleaved_schedule.h) specialize them. The dispatcher (runtime/dispatch/)
 // runs the group kernel only there (on its general branch it ran 2-10x slower than the
 // per-phase group kernels), and the channels-first one at stride 3 with two taps per phase only
 // there. No Halide here: the runtime includes this header.

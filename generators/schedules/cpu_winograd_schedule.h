@@ -5,7 +5,7 @@
 // Parallel over images and the outermost axis's tiles.
 //
 // Fewer channels than one vector per group take the scalar branch: the plans send layers with
-// so few channels to the direct kernels (runtime/dispatch/strategy.cpp), but the kernels stay correct.
+// so few channels to the direct kernels (runtime/dispatch/), but the kernels stay correct.
 #pragma once
 
 #include "../winograd_algorithm.h"

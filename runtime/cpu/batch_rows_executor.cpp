@@ -1,4 +1,4 @@
-// The batch-rows executor (strategy.cpp, choose_batch_rows): channels-last layers of narrow
+// The batch-rows executor (impl_batch_rows.cpp, choose_batch_rows): channels-last layers of narrow
 // phase rows and a wide batch, run with the images as the innermost row.
 #include "cpu/bordered_input.h"
 #include "cpu/cpu_executor.h"

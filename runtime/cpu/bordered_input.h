@@ -18,7 +18,7 @@ namespace detail {
 
 // The largest zero-bordered input copy a plan makes (bytes, Threshold::MaxBorderedInputBytes);
 // larger inputs run the bounded kernel on the caller's buffer, so that the spec's 3D example keeps
-// its memory at the tensors' size. (strategy.cpp reads the row by this name.)
+// its memory at the tensors' size. (the implementations (dispatch/impl_*.cpp) reads the row by this name.)
 extern const int64_t kMaxBorderedInputBytes;
 
 // Margins (before, after) each spatial axis (spec order) needs so that every tap of every phase
@@ -72,7 +72,7 @@ BorderedInput bordered_copy(BufferPool &pool, const uint8_t *src, const std::vec
                             const std::vector<int64_t> &shape, const std::vector<int64_t> &lo,
                             const std::vector<int64_t> &hi, size_t first_spatial, size_t elem);
 
-// Edge windows of 1D layers (strategy.cpp): positions [first, first + width) of every row of an NCX
+// Edge windows of 1D layers (the implementations (dispatch/impl_*.cpp)): positions [first, first + width) of every row of an NCX
 // input (images x channels rows: row (n, c) at src + n * image_stride + c * row_stride elements,
 // `extent` dense positions), zero outside [0, extent), into dst's dense rows of `width` elements.
 // Every element of dst is written.

@@ -1,4 +1,4 @@
-// Which family of channels-last kernels a layer runs (strategy.cpp, set_cpu_kernels asks them in
+// Which family of channels-last kernels a layer runs (kernel_choice.cpp, set_cpu_kernels asks them in
 // this order, the first that takes the layer winning): the group-vectorized depthwise kernels, the
 // bf16 dot-product pairs, the channel dots of few output channels, the group blocks. Each answers
 // from the layer, its policy, the CPU variant's lanes (p.tiles) and the kernels this build has.

@@ -306,7 +306,7 @@ int64_t exact_channel_blocks(const Plan::Impl &p, int64_t block) {
 }
 
 // Interior calls whose weights pass L2's share, over several tap rows per phase on wide enough
-// and enough rows, run on the tap-row kernels (where strategy.cpp finds one): each tap row's
+// and enough rows, run on the tap-row kernels (where the implementations (dispatch/impl_*.cpp) finds one): each tap row's
 // weights serve a band of rows from L2 (1024 -> 256, kernel 4: 22.8 -> 15.0 ms).
 bool tap_rows_class(const Plan::Impl &p, int64_t block) {
     const OpGeometry &g = p.geo;

@@ -1,4 +1,4 @@
-// Layer classes the dispatch rules (strategy.cpp) test: facts of a layer's stride phases and the
+// Layer classes the dispatch rules (the implementations (dispatch/impl_*.cpp)) test: facts of a layer's stride phases and the
 // classes that measured sweeps routed on their own. Each predicate reads the plan's geometry and
 // phases only (and, for the routes, that the policy pins none); the rules decide what follows.
 #pragma once

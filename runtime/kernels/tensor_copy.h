@@ -1,7 +1,7 @@
 // Copies between strided layouts of one tensor shape: the dispatcher's repacks of the caller's
 // views (densifying a strided input, filling the zero-bordered input copy, writing a dense
 // result back into a strided output) and the layout change of channels-first layers run on the
-// channels-last kernels (strategy.cpp, the channels-last twin), which is a transpose of channels against positions.
+// channels-last kernels (the implementations (dispatch/impl_*.cpp), the channels-last twin), which is a transpose of channels against positions.
 #pragma once
 
 #include <cstddef>

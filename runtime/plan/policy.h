@@ -1,7 +1,7 @@
 // The dispatch policy: every choice a CPU plan makes about how to run a layer, as one value.
-// Each knob is Auto (the heuristics of strategy.cpp decide) or pinned to a value. Pins come from
+// Each knob is Auto (the heuristics of the implementations (dispatch/impl_*.cpp) decide) or pinned to a value. Pins come from
 // ExecOptions::schedule, the environment's measuring switches (read once, when a plan is made),
-// or a schedule-database entry (schedule_database.h); strategy.cpp turns a layer and its policy
+// or a schedule-database entry (schedule_database.h); the implementations (dispatch/impl_*.cpp) turns a layer and its policy
 // into the kernels and steps the plan runs. A pin that does not apply to a layer (interleaving a
 // layer of stride 3, say) leaves that choice to the heuristics.
 #pragma once

@@ -422,7 +422,7 @@ TEST(PackedFilter, RefusesAnEmptyPackingAndAnotherPlans) {
 
 // Channels-first backprop layers with 16 or more output channels per group run on the
 // channels-last kernels over a transposed input copy, their result transposed back into the
-// caller's view (runtime/dispatch/strategy.cpp, choose_via_channels_last). Every rank and dtype, grouped and
+// caller's view (runtime/dispatch/impl_layout_twins.cpp, choose_via_channels_last). Every rank and dtype, grouped and
 // not, bordered phases and interior ones, through the free function on dense buffers, a Plan
 // (and its packed filter) and strided views with permuted axes.
 TEST(ChannelsFirstOnChannelsLastKernels, EveryApiRankAndDtype) {
@@ -1052,7 +1052,7 @@ static GenCase grouped_random_case(DType t, std::mt19937 &rng, int api, int64_t 
 
 // Layers whose phase rows are narrower than the channels-last position tile and whose batch is
 // 16 or more images run with the images as the innermost axis of the next rank's kernel, one
-// call per tap window of each phase (runtime/dispatch/strategy.cpp, choose_batch_rows; dcgan_l2): ranks 1 and
+// call per tap window of each phase (runtime/dispatch/impl_batch_rows.cpp, choose_batch_rows; dcgan_l2): ranks 1 and
 // 2, rows of 1-5 inputs, pads inside and past the input (windows of fewer taps, outputs of no
 // tap), dilations 1-3 (several input steps per tap), kernel 1 at stride 2 (phases of no tap),
 // groups, channel counts around the tiles (even for bf16's channel pairs), every API.
@@ -1305,7 +1305,7 @@ TEST(Bf16DotProducts, ChannelsFirstLayersThroughChannelsLast) {
 
 // Odd kernels at stride 2 with an odd pads_begin give phase 0 one tap fewer than phase 1: the
 // interleaved kernel's short-phase variant leaves that tap out of the reduction
-// (phase_conv_interleaved_s2_short0, runtime/dispatch/strategy.cpp interleaved_kernel_for). Every branch of its
+// (phase_conv_interleaved_s2_short0, runtime/dispatch/kernel_choice.cpp, interleaved_kernel_for). Every branch of its
 // schedule: rows of 40, 20, 6 and 3 groups (two-vector, one-vector, 4-lane and scalar tiles),
 // 1 (depthwise, taps innermost; in 2D/3D with two taps on axis 1 too), 2, 3 and 9 output channels,
 // kernels 3 (two taps, unrolled) and 5 (three: the general branch), pads 1 and 3, ranks 1-3.
@@ -1335,7 +1335,7 @@ TEST(InterleavedPhases, ShortPhaseSkipsItsMissingTap) {
 
 // 1D layers on the interleaved kernel whose rows hold 48 or more groups read the caller's input in
 // place, their first and last groups (16 or more each) zero-bordered copies of their input
-// windows (runtime/dispatch/strategy.cpp, choose_edge_windows): the plain kernel (1 and 4 output channels,
+// windows (runtime/dispatch/impl_phase_kernels.cpp, choose_edge_windows): the plain kernel (1 and 4 output channels,
 // depthwise) and the blocked one (16 channels: a middle of whole 32-group tiles, so wider right
 // edges), strides 2 and 8, kernels of 1-3 taps per phase, pads 0 to past the kernel (windows
 // wholly outside the input), pads_end that leave outputs past the last whole group (the bounded

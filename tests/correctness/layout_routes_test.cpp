@@ -65,7 +65,7 @@ TEST(LayoutWide, DepthwiseEveryGroupTile) {
 
 // Depthwise rows on the plain interleaved kernel that are no whole number of its group tiles run
 // as their first whole multiple, then the rest, only where the row holds four tiles or more
-// (runtime/dispatch/strategy.cpp, kExactGroupsMinTiles): rows of 17 and 65 groups of 8 outputs (kernel 16
+// (runtime/dispatch/impl_phase_kernels.cpp, row exact_groups_min_tiles): rows of 17 and 65 groups of 8 outputs (kernel 16
 // at stride 8, pad 0). Each against the reference, through every API; the split checked on
 // x86-64 AVX-512 plans where nothing pins a knob.
 TEST(LayoutWide, DepthwiseRowsSplitAtTileMultiplesWhenLong) {
@@ -87,7 +87,7 @@ TEST(LayoutWide, DepthwiseRowsSplitAtTileMultiplesWhenLong) {
 }
 
 // Channels-first depthwise layers that the channels-first kernels tile badly run on the
-// channels-last twin's group kernels (runtime/dispatch/strategy.cpp, depthwise_prefers_twin): 3D layers
+// channels-last twin's group kernels (runtime/dispatch/impl_layout_twins.cpp, depthwise_prefers_twin): 3D layers
 // but kernel = stride = 2 on rows of 16 or more, and 2D layers at stride 3 but kernel 3 and
 // kernel 6 with pads a multiple of 3, or at stride 2 with phases of three taps or more; kernels
 // up to 2s at stride 2, strides 4 and 8 (the interleaved kernel), stride 1, and kernels below the
@@ -212,7 +212,7 @@ TEST(LayoutWide, DepthwiseOneTapTiles) {
 
 // Channels-first depthwise layers with kernels below the stride (phases without taps): on
 // AVX-512 they run the interleaved kernel, which writes the tap-less phases' zeros within its
-// rows (runtime/dispatch/strategy.cpp, interleaved_kernel_for), except rows of fewer than 12 groups with
+// rows (runtime/dispatch/kernel_choice.cpp, interleaved_kernel_for), except rows of fewer than 12 groups with
 // three or more tail outputs. Kernels 1-3 at strides 2-4, output_padding 0 and 1 (rows with and
 // without tails), rows of 7 and 14 inputs, ranks 2 and 3, batch 1-2, each against the reference
 // through every API; 2D plans checked on x86-64 (unless the environment pins a route).
@@ -249,7 +249,7 @@ TEST(LayoutWide, DepthwiseBelowStrideInterleaved) {
 // the outputs before them. Depthwise, grouped and few-channel layers, rows of 5-21 inputs (tails
 // against rows shorter and longer than a vector), batch 1-2, the outer axis at another stride and
 // pad. Depthwise plans of kernel 3 stride 2 checked to name the interleaved kernel on x86-64 (the
-// others take the channels-last twin with this outer axis: runtime/dispatch/strategy.cpp,
+// others take the channels-last twin with this outer axis: runtime/dispatch/impl_layout_twins.cpp,
 // depthwise_prefers_twin).
 TEST(LayoutWide, InterleavedRowTails) {
     struct Shape {
@@ -351,7 +351,7 @@ TEST(LayoutWide, FewChannelTwoVectorRows) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
-// Channels-first layers routed by their phases (runtime/dispatch/strategy.cpp, choose_via_channels_last):
+// Channels-first layers routed by their phases (runtime/dispatch/impl_layout_twins.cpp, choose_via_channels_last):
 // kernels below the stride whose phases have one tap at most and write a quarter of the outputs
 // or less stay on the channels-first kernels, whatever their channel counts; at half written they
 // take the twin (16 or more output channels), but 1D layers with taps in a third of the phases
@@ -400,7 +400,7 @@ TEST(LayoutWide, RoutesByTappedPhases) {
 // 2D layers of stride 2 with short phase reductions (input channels x taps per phase of 64 or
 // less; 128 or less with 16 or more groups), at most 32 output channels per group and rows of 16
 // or more even outputs stay channels-first on the interleaved position kernel on CPUs of 32
-// vector registers, not on the channels-last twin (runtime/dispatch/strategy.cpp, short_strided_2d);
+// vector registers, not on the channels-last twin (runtime/dispatch/layer_classes.cpp, short_strided_2d);
 // longer reductions with few groups, wider outputs, narrow or odd rows and stride 3 keep the
 // twin. Each against the reference, through every API; plans checked on x86-64 AVX-512 where
 // nothing pins a knob.
@@ -477,7 +477,7 @@ TEST(LayoutWide, GroupBlocksTwinOnNarrowRows) {
 }
 
 // 2D channels-first layers of 4-15 output channels and 32 or more input channels at stride 2 run
-// per phase on x86-64, not on the interleaved kernel (runtime/dispatch/strategy.cpp,
+// per phase on x86-64, not on the interleaved kernel (runtime/dispatch/layer_classes.cpp,
 // per_phase_few_channels); 3 output channels or 16 input channels stay interleaved. Rows of 20
 // positions per phase (narrower rows of half a vector of channels take the channel tiles:
 // NarrowRowsOnChannelTiles). Each against the reference, through every API; plans checked
@@ -575,7 +575,7 @@ TEST(LayoutWide, NarrowRowsOnChannelTiles) {
 
 // 1D channels-first layers at stride 2 of 16-64 output and at most 128 input channels, every
 // phase with taps, run on the interleaved position kernels on x86-64, the plain one where the
-// blocked one does not serve them (runtime/dispatch/strategy.cpp, short_1d_positions): not on the channel
+// blocked one does not serve them (runtime/dispatch/layer_classes.cpp, short_1d_positions): not on the channel
 // tiles (one tap per phase) nor the twin. More input channels, and kernels below the stride, keep their
 // routes. Each against the reference, through every API; plans checked where nothing pins a knob.
 TEST(LayoutWide, ShortOneDimLayersOnInterleavedPositions) {
@@ -644,7 +644,7 @@ TEST(LayoutWide, KernelFourStrideTwoOneDimTakeTheTwin) {
 
 // 3D layers of one-tap phases with short reductions (input x output channels 512 or fewer) run
 // on the blocked interleaved kernel from rows of 16 groups of s outputs without a tail output,
-// not on the channels-last twin (runtime/dispatch/strategy.cpp, prefers_blocked_interleave): rows of 16
+// not on the channels-last twin (runtime/dispatch/kernel_choice.cpp, prefers_blocked_interleave): rows of 16
 // and 24 groups (the latter past one tile: the plain kernel's rest); not 32 -> 32 channels, a
 // tail output, or rows of 12 groups. Each against the reference, through every API; plans
 // checked on x86-64 where nothing pins a knob.
@@ -802,7 +802,7 @@ TEST(LayoutWide, PhaseTasksAgainstReference) {
 }
 
 // 1D layers run on the blocked interleaved kernel only with a block of their row (its parallel
-// task) per thread at least (runtime/dispatch/strategy.cpp, prefers_blocked_interleave): a row of one
+// task) per thread at least (runtime/dispatch/kernel_choice.cpp, prefers_blocked_interleave): a row of one
 // block takes it on one thread, not on two. Blocks hold fewer tiles where the input channels'
 // rows would overflow the block's input bytes (tiles::blocked_block_tiles): 320 input channels
 // make blocks of 12 tiles on AVX-512, so a row of 14 tiles is two blocks, the last a partial one,
