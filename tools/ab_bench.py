@@ -36,6 +36,7 @@ def main():
     ap.add_argument("--a", required=True, help="build folder of A (before)")
     ap.add_argument("--b", required=True, help="build folder of B (after)")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--save-b", metavar="FILE", help="write B's last run (bench --json) here, for tools/plot_bench.py")
     ap.add_argument("bench_args", nargs=argparse.REMAINDER)
     o = ap.parse_args()
     extra = [x for x in o.bench_args if x != "--"]
@@ -46,6 +47,9 @@ def main():
     for r in range(o.rounds):
         for side in (("a", "b") if r % 2 == 0 else ("b", "a")):
             doc = run(getattr(o, side), extra)
+            if side == "b" and o.save_b:
+                with open(o.save_b, "w") as f:
+                    json.dump(doc, f, indent=1)
             machine = machine or doc
             for layer in doc["layers"]:
                 name = layer["name"]

@@ -94,7 +94,8 @@ def load(path):
 
 
 def machine_line(doc):
-    parts = ["target %s" % doc.get("target", "?")]
+    parts = ["%s" % doc["cpu"]] if doc.get("cpu") else []
+    parts.append("target %s" % doc.get("target", "?"))
     if doc.get("cpu_variant"):
         parts.append("variant %s" % doc["cpu_variant"])
     if doc.get("threads"):

@@ -15,6 +15,7 @@
 
 #include "errors.h"
 #include "host_tensor.h"
+#include "machine.h"
 #include "onednn_baseline.h"
 #include "peak_flops.h"
 #include "timing.h"
@@ -294,6 +295,7 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
         j["deconv_version"] = deconv::version();
         j["source"] = opt.source;
         j["cpu_variant"] = variant;
+        j["cpu"] = cpu_description();
         j["target"] = deconv::device_name(opt.exec.device);
         j["threads"] = opt.threads > 0 ? opt.threads : hw_threads;
         j["onednn_version"] = with_onednn ? json(dnn_version) : json(nullptr);
@@ -370,6 +372,7 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
         out << " (" << skipped_scale << " scale layer" << (skipped_scale == 1 ? "" : "s")
             << " left out; --include-scale runs them)";
     out << "\n";
+    out << "cpu " << cpu_description() << "\n";
     out << "target " << deconv::device_name(opt.exec.device)
         << (opt.exec.allow_cpu_fallback ? " (CPU fallback allowed)" : "") << ", cpu variant " << variant
         << ", threads "
