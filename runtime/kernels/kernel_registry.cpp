@@ -17,7 +17,8 @@ bool KernelKey::operator==(const KernelKey &o) const {
     return family == o.family && rank == o.rank && dtype == o.dtype && device == o.device && layout == o.layout &&
            channels == o.channels && bounded == o.bounded && x_stride == o.x_stride && blocked == o.blocked &&
            short_phase0 == o.short_phase0 && ci_pairs == o.ci_pairs && groups == o.groups && dots == o.dots &&
-           tap_rows == o.tap_rows && group_block == o.group_block && tile == o.tile && taps == o.taps;
+           tap_rows == o.tap_rows && group_block == o.group_block && tile == o.tile && taps == o.taps &&
+           generator == o.generator && extra == o.extra;
 }
 
 KernelEntry parse_kernel_row(const KernelTableRow &row) {
@@ -38,7 +39,13 @@ KernelEntry parse_kernel_row(const KernelTableRow &row) {
     else if (gen == "deconv_group_conv") e.key.family = KernelFamily::GroupConv;
     else if (gen == "deconv_winograd_input") e.key.family = KernelFamily::WinogradInput;
     else if (gen == "deconv_winograd_output") e.key.family = KernelFamily::WinogradOutput;
-    else fail("unknown generator " + gen);
+    else if (gen.rfind("deconv_", 0) == 0) {
+        e.key.family = KernelFamily::Generic;
+        e.key.generator = gen;
+    } else {
+        fail("unknown generator " + gen);
+    }
+    const bool generic = e.key.family == KernelFamily::Generic;
     std::string vectorize = "auto";
     const std::string params = row.params;
     size_t at = 0;
@@ -68,6 +75,7 @@ KernelEntry parse_kernel_row(const KernelTableRow &row) {
         else if (k == "unroll_taps") e.knobs.unroll_taps = v == "true";
         else if (k == "tile") e.key.tile = n;
         else if (k == "taps") e.key.taps = n;
+        else if (generic) e.key.extra += (e.key.extra.empty() ? "" : " ") + item;
         else fail("unknown parameter '" + k + "'");
     }
     // The generators' rule for vectorize=auto (generators/kernel_generator.h): channels under NXC.

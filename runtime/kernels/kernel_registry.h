@@ -32,8 +32,10 @@ using WinogradKernelFn = int (*)(halide_buffer_t *from, halide_buffer_t *to);
 
 // Which generator, hence which C signature: deconv_phase_conv and _dots (PhaseKernelFn),
 // deconv_phase_conv_interleaved and _groups (InterleavedKernelFn), deconv_group_conv (GroupConvKernelFn),
-// deconv_winograd_input and deconv_winograd_output (WinogradKernelFn).
-enum class KernelFamily : int8_t { Phase, Interleaved, GroupConv, WinogradInput, WinogradOutput };
+// deconv_winograd_input and deconv_winograd_output (WinogradKernelFn). Generic: any other
+// generator, found by its name (KernelKey::generator) and its parameters; the implementation that
+// runs it knows its C signature. A new kernel family needs no entry here.
+enum class KernelFamily : int8_t { Phase, Interleaved, GroupConv, WinogradInput, WinogradOutput, Generic };
 
 // What a kernel computes and on which data: the generator parameters the dispatcher chooses by.
 struct KernelKey {
@@ -53,6 +55,9 @@ struct KernelKey {
     bool tap_rows = false;   // channels last: the outer axes' taps one row at a time over bands of rows (`tap_rows`)
     int group_block = 0;     // channels last: groups per vector (`group_block`, deconv_phase_conv_group_blocks)
     int tile = 0, taps = 0;  // Winograd transforms: F(tile, taps) (`tile`, `taps`)
+    // Generic kernels: the generator's name, and the parameters this key has no field for, as
+    // "k=v" items in the order CMake gave them.
+    std::string generator, extra;
 
     bool operator==(const KernelKey &o) const;
 };

@@ -70,6 +70,33 @@ TEST(KernelRegistry, ParsesTheBuildParameters) {
     EXPECT_FALSE(i.key.channels);
 }
 
+// A generator the registry has no typed family for is a generic kernel: found by its name, the
+// parameters the key has fields for, and the rest as they stand, so that a new kernel family needs
+// only its generator, its CMake line and the implementation that runs it.
+TEST(KernelRegistry, NewGeneratorsAreGenericKernels) {
+    const KernelEntry g = deconv::detail::parse_kernel_row({"deconv_phase_conv_int8",
+                                                            "rank=2 dtype=u8 layout=nxc bounded=false epilogue=relu zp=on",
+                                                            deconv::Device::CPU, "g", nullptr});
+    EXPECT_EQ(g.key.family, KernelFamily::Generic);
+    EXPECT_EQ(g.key.generator, "deconv_phase_conv_int8");
+    EXPECT_EQ(g.key.rank, 2);
+    EXPECT_EQ(g.key.dtype, DType::u8);
+    EXPECT_FALSE(g.key.bounded);
+    EXPECT_EQ(g.key.extra, "epilogue=relu zp=on");
+    KernelKey want;
+    want.family = KernelFamily::Generic;
+    want.generator = "deconv_phase_conv_int8";
+    want.rank = 2;
+    want.dtype = DType::u8;
+    want.layout = DataFormat::NXC;
+    want.channels = true;
+    want.bounded = false;
+    want.extra = "epilogue=relu zp=on";
+    EXPECT_TRUE(g.key == want);
+    want.extra = "epilogue=none zp=on";
+    EXPECT_FALSE(g.key == want);
+}
+
 TEST(KernelRegistry, RejectsWhatItDoesNotKnow) {
     const auto message = [](const KernelTableRow &row) {
         try {
@@ -81,8 +108,8 @@ TEST(KernelRegistry, RejectsWhatItDoesNotKnow) {
     };
     EXPECT_EQ(message({"deconv_phase_conv", "rank=2 dtype=f32 tiles=9", deconv::Device::CPU, "k1", nullptr}),
               "kernel table row k1: unknown parameter 'tiles'");
-    EXPECT_EQ(message({"deconv_other", "rank=2", deconv::Device::CPU, "k2", nullptr}),
-              "kernel table row k2: unknown generator deconv_other");
+    EXPECT_EQ(message({"other_conv", "rank=2", deconv::Device::CPU, "k2", nullptr}),
+              "kernel table row k2: unknown generator other_conv");
     EXPECT_EQ(message({"deconv_phase_conv", "rank", deconv::Device::CPU, "k3", nullptr}),
               "kernel table row k3: parameter 'rank' is not key=value");
 }
