@@ -114,9 +114,11 @@ void choose_policy(Plan::Impl &p, const Attributes &attrs, const ExecOptions &ex
     using detail::Policy;
     Policy policy;
     std::string source = "heuristics";
+    // A plan whose options pin a CPU variant takes the entries tuned on that variant.
+    const Policy options = exec.schedule.empty() ? Policy() : detail::parse_policy(exec.schedule, "ExecOptions::schedule");
     if (exec.use_schedule_database) {
-        const detail::ScheduleKey key =
-            detail::schedule_key(p.op, p.dtype, p.input_shape, p.filter_shape, p.info, attrs);
+        detail::ScheduleKey key = detail::schedule_key(p.op, p.dtype, p.input_shape, p.filter_shape, p.info, attrs);
+        if (!options.cpu_variant.empty()) key.cpu_variant = options.cpu_variant;
         if (const auto match = detail::find_schedule(key)) {
             policy = match->entry.policy;
             source = match->source + (match->exact ? "" : " (tuned on " + match->entry.cpu + ")");
@@ -128,7 +130,7 @@ void choose_policy(Plan::Impl &p, const Attributes &attrs, const ExecOptions &ex
         source += " + environment";
     }
     if (!exec.schedule.empty()) {
-        policy = detail::overlay(policy, detail::parse_policy(exec.schedule, "ExecOptions::schedule"));
+        policy = detail::overlay(policy, options);
         source += " + options";
     }
     p.policy = policy;

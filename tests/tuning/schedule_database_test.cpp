@@ -3,6 +3,7 @@
 // naming the file and the entry, and a matching entry is what Plan::create runs (describe() names
 // it).
 #include "tuning/schedule_database.h"
+#include "kernels/halide_glue.h"
 
 #include "deconv/tuning.h"
 
@@ -202,6 +203,39 @@ TEST(ScheduleDatabase, UnreadableFilesAreRefusedByName) {
     // A malformed database is never overwritten by a merge.
     EXPECT_THROW(deconv::detail::merge_schedule_file(f.path, {example_entry("")}), deconv::Error);
     EXPECT_EQ(f.read(), "{\"format\": \"deconv-schedules\", \"version\": 1, \"entries\": [7]}");
+}
+
+// A plan pinned to a CPU variant (ExecOptions::schedule) takes the entries tuned on that variant,
+// not those of the process's default: each built variant this CPU runs, with an entry of its own.
+TEST(ScheduleDatabase, APinnedVariantTakesItsOwnEntries) {
+    if (!deconv::has_kernel(deconv::Op::GroupConvolutionBackpropData, 2, deconv::DType::f32, deconv::DataFormat::NCX,
+                            deconv::Device::CPU))
+        GTEST_SKIP() << "needs the f32 2D kernels";
+    int pinned = 0;
+    for (const std::string &v : deconv::built_cpu_variants()) {
+        if (!deconv::detail::cpu_supports_variant(v)) continue;
+        TempFile f("variant.json");
+        ScheduleEntry e = example_entry("channel_block=32");
+        e.key.cpu_variant = v;
+        std::vector<ScheduleEntry> entries{e};
+        // The default variant's entry pins another block: a plan pinned to another variant must
+        // not take it.
+        if (v != deconv::cpu_variant()) {
+            ScheduleEntry other = example_entry("channel_block=64");
+            entries.push_back(other);
+        }
+        deconv::detail::merge_schedule_file(f.path, entries);
+        deconv::load_schedules(f.path);
+        deconv::ExecOptions o;
+        o.schedule = "cpu_variant=" + v;
+        const std::string d = deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, deconv::DType::f32, kIn,
+                                                   kW, example_attrs(), std::nullopt, o)
+                                  .describe();
+        deconv::clear_schedules();
+        EXPECT_NE(d.find("channel_block=32 cpu_variant=" + v + " from " + f.path), std::string::npos) << d;
+        pinned++;
+    }
+    EXPECT_GE(pinned, 1);
 }
 
 TEST(ScheduleDatabase, AMatchingEntryIsChosenAndNamed) {
