@@ -99,15 +99,6 @@ int64_t forward_pairs(int64_t x, int64_t k, int64_t y, int64_t s, int64_t d, int
 }
 
 
-// DECONV_VERBOSE=1: every plan prints describe() to stderr when it is made (read once).
-bool verbose() {
-    static const bool on = [] {
-        const char *v = std::getenv("DECONV_VERBOSE");
-        return v && *v && std::strcmp(v, "0") != 0;
-    }();
-    return on;
-}
-
 // The plan's pins: a schedule-database entry for the layer on this machine, then the
 // environment's measuring switches, then ExecOptions::schedule, each over the one before.
 void choose_policy(Plan::Impl &p, const Attributes &attrs, const ExecOptions &exec) {
@@ -197,7 +188,7 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
 
     if (exec.device == Device::CUDA) {
         // CUDA, or why not (then the CPU when the caller allows it).
-        const detail::KernelEntry *k = detail::find_kernel(detail::cuda_kernel_key(geo, dtype));
+        const detail::KernelEntry *k = detail::find_kernel(detail::cuda_kernel_key(geo, dtype), detail::default_cpu_variant());
         std::string why;
         ErrorKind kind = ErrorKind::Unsupported;
 #if !defined(DECONV_HAVE_CUDA)
@@ -290,7 +281,7 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
         detail::choose_implementation(*impl, request);
     }
     Plan plan(std::move(impl));
-    if (verbose()) std::fprintf(stderr, "deconv: %s\n", plan.describe().c_str());
+    if (detail::verbose_plans()) std::fprintf(stderr, "deconv: %s\n", plan.describe().c_str());
     return plan;
 }
 

@@ -38,15 +38,6 @@ const Implementation *find_implementation(const std::string &name) {
 
 namespace {
 
-// DECONV_VERBOSE=1 (read once): each plan says why the implementations before its own refused.
-bool verbose_refusals() {
-    static const bool on = [] {
-        const char *v = std::getenv("DECONV_VERBOSE");
-        return v && *v && std::strcmp(v, "0") != 0;
-    }();
-    return on;
-}
-
 // The policy's pins that steer a pinned implementation's accept past its heuristics (the knobs
 // each one's rules already obey); none for the others.
 void steer_to(Policy &policy, const std::string &name) {
@@ -89,7 +80,7 @@ void choose_implementation(Plan::Impl &p, const PlanRequest &request, const char
             p.implementation = &list[i];
             return;
         }
-        if (verbose_refusals()) {
+        if (verbose_plans()) {
             std::fprintf(stderr, "deconv: %s%s %s %s: %s refused: %s\n", request.twin ? "layout twin of " : "",
                          op_name(p.op), dtype_name(p.dtype), shape_str(p.input_shape).c_str(), list[i].name,
                          why.c_str());

@@ -224,7 +224,7 @@ bool prefers_blocked_interleave(const Plan::Impl &p) {
 }
 
 void choose_cpu_kernels(Plan::Impl &p) {
-    p.variant = p.policy.cpu_variant.empty() ? cpu_variant() : p.policy.cpu_variant;
+    p.variant = p.policy.cpu_variant.empty() ? default_cpu_variant() : p.policy.cpu_variant;
     if (!p.policy.cpu_variant.empty()) {
         const std::vector<std::string> built = built_cpu_variants();
         std::string names;

@@ -47,9 +47,6 @@ const std::vector<Variant> &variants() {
     };
     return v;
 }
-// The features that tell the variants apart: a cap refuses those its variant lacks.
-constexpr halide_target_feature_t kCapFeatures[] = {halide_target_feature_arm_dot_prod,
-                                                    halide_target_feature_arm_fp16};
 #else
 const std::vector<Variant> &variants() {
     static const std::vector<Variant> v = {
@@ -64,30 +61,13 @@ const std::vector<Variant> &variants() {
     };
     return v;
 }
-constexpr halide_target_feature_t kCapFeatures[] = {
-    halide_target_feature_avx, halide_target_feature_avx2, halide_target_feature_avx512,
-    halide_target_feature_fma, halide_target_feature_f16c};
 #endif
 
 constexpr int kFeatureWords = (halide_target_feature_end + 63) / 64;
 
+#if defined(__aarch64__)
 bool has(const uint64_t *bits, halide_target_feature_t f) { return (bits[f / 64] >> (f % 64)) & 1; }
 
-// Rank of the cap from DECONV_CPU_VARIANT: 0 = no cap, else the index of the best allowed.
-int cap_index() {
-    static const int cap = [] {
-        const char *env = std::getenv("DECONV_CPU_VARIANT");
-        if (!env || !*env) return 0;
-        const auto &v = variants();
-        for (size_t i = 0; i < v.size(); i++) {
-            if (std::strcmp(env, v[i].name) == 0) return (int)i;
-        }
-        return 0;
-    }();
-    return cap;
-}
-
-#if defined(__aarch64__)
 // Halide 14's aarch64 runtime reports arm_dot_prod and arm_fp16 as present on every CPU, so a
 // Cortex-A53 would run the ARMv8.2 variant and die of SIGILL. The kernel (AT_HWCAP) decides.
 bool cpu_has(halide_target_feature_t f) {
@@ -109,24 +89,8 @@ bool cpu_has(halide_target_feature_t f) {
 #endif
 
 // Whether this CPU has `features` (Halide's check; on ARM64 the kernel's word on the ARMv8.2
-// features).
-int hardware_has_features(int count, const uint64_t *features);
-
+// features). Installed as Halide's can_use_target_features.
 int can_use_features(int count, const uint64_t *features) {
-    const int cap = cap_index();
-    if (cap > 0 && count >= kFeatureWords) {
-        // Refuse any variant that needs a feature the capped variant lacks.
-        const auto &capped = variants()[cap].features;
-        for (halide_target_feature_t f : kCapFeatures) {
-            bool allowed = false;
-            for (auto c : capped) allowed = allowed || c == f;
-            if (has(features, f) && !allowed) return 0;
-        }
-    }
-    return hardware_has_features(count, features);
-}
-
-int hardware_has_features(int count, const uint64_t *features) {
 #if defined(__aarch64__)
     if (count >= kFeatureWords) {
         // Decide the ARMv8.2 features here and leave the rest to Halide's check.
@@ -163,13 +127,12 @@ std::string take_halide_error() {
 
 namespace {
 
-// Whether kernels built for `features` run here: under the variant cap (DECONV_CPU_VARIANT), or
-// on the hardware alone (`capped` false).
-bool can_use(const std::vector<halide_target_feature_t> &features, bool capped = true) {
+// Whether kernels built for `features` run on this CPU.
+bool can_use(const std::vector<halide_target_feature_t> &features) {
     install_halide_hooks();
     uint64_t bits[kFeatureWords] = {};
     for (auto f : features) bits[f / 64] |= uint64_t(1) << (f % 64);
-    return (capped ? can_use_features(kFeatureWords, bits) : hardware_has_features(kFeatureWords, bits)) != 0;
+    return can_use_features(kFeatureWords, bits) != 0;
 }
 
 }  // namespace
@@ -179,7 +142,7 @@ bool cpu_has_bf16_dot(const std::string &variant) {
     if (variant != variants().front().name) return false;
     std::vector<halide_target_feature_t> features = variants().front().features;
     features.push_back(halide_target_feature_avx512_sapphirerapids);
-    return can_use(features, false);
+    return can_use(features);
 #else
     (void)variant;
     return false;
@@ -200,28 +163,7 @@ std::vector<std::string> cpu_variant_names() {
 
 bool cpu_supports_variant(const std::string &name) {
     const int rank = cpu_variant_rank(name);
-    return rank >= 0 && can_use(variants()[rank].features, false);
-}
-
-bool cpu_variant_runs(const char *name) {
-    for (const Variant &v : variants()) {
-        if (std::strcmp(v.name, name) == 0) return can_use(v.features);
-    }
-    return false;
-}
-
-std::string missing_cpu_variant_reason() {
-    std::string built;
-    for (const std::string &b : built_cpu_variants()) {
-        if (cpu_variant_runs(b.c_str())) return "";
-        built += (built.empty() ? "" : ", ") + b;
-    }
-    const int cap = cap_index();
-    return "this library's CPU kernels are built for " + built + " only, which " +
-           (cap > 0 ? "DECONV_CPU_VARIANT=" + std::string(variants()[cap].name) + " or this CPU"
-                    : std::string("this CPU")) +
-           " does not allow: a library built with -DDECONV_CPU_VARIANTS=native runs on CPUs like its build "
-           "machine's; build with -DDECONV_CPU_VARIANTS=all for every variant";
+    return rank >= 0 && can_use(variants()[rank].features);
 }
 
 }  // namespace detail
@@ -236,12 +178,5 @@ void set_cpu_threads(int threads) {
 }
 
 int cpu_threads() { return detail::pool_threads(); }
-
-std::string cpu_variant() {
-    for (const std::string &b : detail::built_cpu_variants()) {
-        if (detail::cpu_variant_runs(b.c_str())) return b;
-    }
-    return "none";
-}
 
 }  // namespace deconv

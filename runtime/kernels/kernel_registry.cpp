@@ -24,8 +24,10 @@ bool KernelKey::operator==(const KernelKey &o) const {
 KernelEntry parse_kernel_row(const KernelTableRow &row) {
     KernelEntry e{};
     e.name = row.name;
-    e.fn = runnable_variant(row).fn;
-    e.variant = runnable_variant(row).variant;
+    // A single-target row's one entry point (a device kernel); a CPU row's is its variant's.
+    const VariantFn device_fn = variant_entry(row, "");
+    e.fn = device_fn.fn;
+    e.variant = device_fn.variant;
     e.key.device = row.device;
     const std::string gen = row.generator;
     const auto fail = [&](const std::string &why) {
@@ -90,15 +92,6 @@ KernelEntry parse_kernel_row(const KernelTableRow &row) {
     return e;
 }
 
-VariantFn runnable_variant(const KernelTableRow &row) {
-    for (const VariantFn &f : row.fns) {
-        if (!f.fn) break;
-        // Single-target rows (CUDA, OpenCL) run wherever their device does.
-        if (!f.variant || !*f.variant || cpu_variant_runs(f.variant)) return f;
-    }
-    return {nullptr, nullptr};
-}
-
 VariantFn variant_entry(const KernelTableRow &row, const std::string &variant) {
     const int rank = cpu_variant_rank(variant);
     for (const VariantFn &f : row.fns) {
@@ -142,10 +135,6 @@ const std::vector<KernelEntry> &kernels(const std::string &variant) {
     return tables.back().second;
 }
 
-const std::vector<KernelEntry> &kernels() {
-    static const std::string variant = cpu_variant();
-    return kernels(variant);
-}
 
 const std::vector<std::string> &built_cpu_variants() {
     static const std::vector<std::string> v(std::begin(kCpuVariantsBuilt), std::end(kCpuVariantsBuilt));
@@ -158,15 +147,13 @@ const KernelEntry *find_kernel(const KernelKey &key, const std::string &variant)
     return nullptr;
 }
 
-const KernelEntry *find_kernel(const KernelKey &key) { return find_kernel(key, cpu_variant()); }
 
-namespace {
-// f16 or bf16 of the matrix (DECONV_DTYPES): the dtypes that may run on the f32 kernels.
 bool configured_half(DType t) {
     return (t == DType::f16 || t == DType::bf16) &&
            std::find(std::begin(kDtypesConfigured), std::end(kDtypesConfigured), t) != std::end(kDtypesConfigured);
 }
-}  // namespace
+
+std::vector<DType> configured_dtypes() { return {std::begin(kDtypesConfigured), std::end(kDtypesConfigured)}; }
 
 bool half_runs_on_f32_kernel(const KernelKey &key, const std::string &variant) {
     if (key.device != Device::CPU || !configured_half(key.dtype) || find_kernel(key, variant)) return false;
@@ -183,50 +170,6 @@ const KernelEntry *find_kernel(const KernelKey &key, const ScheduleKnobs &knobs,
 
 }  // namespace detail
 
-namespace {
-// The distinct values of one field over the kernel table, in table order.
-template <typename T, typename Field>
-std::vector<T> distinct(Device device, Field field) {
-    std::vector<T> out;
-    for (const detail::KernelEntry &k : detail::kernels()) {
-        if (k.key.device != device) continue;
-        const T v = field(k);
-        bool seen = false;
-        for (const T &o : out) seen = seen || o == v;
-        if (!seen) out.push_back(v);
-    }
-    return out;
-}
-}  // namespace
-
 std::vector<std::string> built_cpu_variants() { return detail::built_cpu_variants(); }
-
-std::vector<DType> built_dtypes(Device device) {
-    std::vector<DType> out = distinct<DType>(device, [](const detail::KernelEntry &k) { return k.key.dtype; });
-    if (device != Device::CPU) return out;
-    // 16-bit dtypes of the matrix without kernels of their own run on the f32 ones.
-    const bool f32 = std::find(out.begin(), out.end(), DType::f32) != out.end();
-    for (DType t : detail::kDtypesConfigured) {
-        if (f32 && detail::configured_half(t) && std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
-    }
-    return out;
-}
-
-std::vector<int> built_ranks(Device device) {
-    return distinct<int>(device, [](const detail::KernelEntry &k) { return k.key.rank; });
-}
-
-bool has_kernel(Op op, int rank, DType dtype, DataFormat format, Device device) {
-    detail::KernelKey key;
-    key.family = op == Op::GroupConvolution ? detail::KernelFamily::GroupConv : detail::KernelFamily::Phase;
-    key.rank = rank;
-    key.dtype = dtype;
-    key.device = device;
-    key.layout = format;
-    // The kernel each op runs first: channels vectorized under NXC (and for the forward op).
-    key.channels = format == DataFormat::NXC || op == Op::GroupConvolution;
-    if (device == Device::CUDA) key.channels = format == DataFormat::NXC;
-    return detail::find_kernel(key) != nullptr || detail::half_runs_on_f32_kernel(key, cpu_variant());
-}
 
 }  // namespace deconv

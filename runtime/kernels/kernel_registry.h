@@ -102,19 +102,15 @@ struct KernelEntry {
     }
 };
 
-// Parses one row; throws Error(Kernel) naming the row and the parameter it does not know (a
-// test runs it over the whole table).
+// Parses one row's key and knobs, and a single-target row's entry point (a CPU row's is a
+// variant's: kernels(variant)); throws
+// Error(Kernel) naming the row and the parameter it does not know (a test runs it over the whole
+// table).
 KernelEntry parse_kernel_row(const KernelTableRow &row);
-
-// The entry point a row runs on this CPU: its best variant that the CPU and the variant cap
-// (DECONV_CPU_VARIANT) allow; fn nullptr where none is.
-VariantFn runnable_variant(const KernelTableRow &row);
 
 // Every kernel of this build that runs on this CPU, at the entry points of CPU variant `variant`
 // (the best at or below it that the CPU runs, where a kernel lacks that variant's), parsed once.
 const std::vector<KernelEntry> &kernels(const std::string &variant);
-// ...of the default variant, cpu_variant() (the best built one the CPU runs under DECONV_CPU_VARIANT).
-const std::vector<KernelEntry> &kernels();
 // A row's entry point for `variant` (as kernels(variant) takes it); fn nullptr where none is.
 VariantFn variant_entry(const KernelTableRow &row, const std::string &variant);
 // The CPU variants this build has kernels for, best first (DECONV_CPU_VARIANTS at build time).
@@ -122,14 +118,16 @@ const std::vector<std::string> &built_cpu_variants();
 // The kernel matrix's kernel of `key` (the first in the table), or the one built with `knobs`;
 // nullptr when this build has none.
 const KernelEntry *find_kernel(const KernelKey &key, const std::string &variant);
-// ...of the default variant (tests and tools; plans pass their own).
-const KernelEntry *find_kernel(const KernelKey &key);
 // Whether a CPU layer of `key`'s dtype runs on the f32 kernels because the build has no kernel of
 // its own for `key` (no variant needed one: cmake/DeconvKernels.cmake): f16 and bf16 of the
 // matrix (DECONV_DTYPES), where the f32 kernel of the same key exists. The conversions are exact
 // and the result is rounded once, the arithmetic the 16-bit kernels have.
 bool half_runs_on_f32_kernel(const KernelKey &key, const std::string &variant);
 const KernelEntry *find_kernel(const KernelKey &key, const ScheduleKnobs &knobs, const std::string &variant);
+// f16 or bf16 of the matrix (DECONV_DTYPES): the dtypes that may run on the f32 kernels.
+bool configured_half(DType t);
+// The CPU dtypes of the matrix (DECONV_DTYPES), 16-bit ones without kernels of their own included.
+std::vector<DType> configured_dtypes();
 
 }  // namespace detail
 }  // namespace deconv

@@ -4,6 +4,7 @@
 #include "kernels/halide_glue.h"
 #include "kernels/kernel_registry.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -273,5 +274,51 @@ Policy policy_from_environment() {
     return p;
 }
 
+namespace {
+
+// DECONV_CPU_VARIANT's place in the variant order (cpu_variant_rank), 0 where unset or unknown:
+// a cap for testing the lower variants on a bigger CPU.
+int variant_cap() {
+    static const int cap = [] {
+        const char *env = std::getenv("DECONV_CPU_VARIANT");
+        return env && *env ? std::max(0, cpu_variant_rank(env)) : 0;
+    }();
+    return cap;
+}
+
+}  // namespace
+
+const std::string &default_cpu_variant() {
+    static const std::string variant = [] {
+        for (const std::string &b : built_cpu_variants())
+            if (cpu_variant_rank(b) >= variant_cap() && cpu_supports_variant(b)) return b;
+        return std::string("none");
+    }();
+    return variant;
+}
+
+std::string missing_cpu_variant_reason() {
+    if (default_cpu_variant() != "none") return "";
+    std::string built;
+    for (const std::string &b : built_cpu_variants()) built += (built.empty() ? "" : ", ") + b;
+    const int cap = variant_cap();
+    return "this library's CPU kernels are built for " + built + " only, which " +
+           (cap > 0 ? "DECONV_CPU_VARIANT=" + cpu_variant_names()[cap] + " or this CPU" : std::string("this CPU")) +
+           " does not allow: a library built with -DDECONV_CPU_VARIANTS=native runs on CPUs like its build "
+           "machine's; build with -DDECONV_CPU_VARIANTS=all for every variant";
+}
+
+bool verbose_plans() {
+    static const bool on = [] {
+        const char *v = std::getenv("DECONV_VERBOSE");
+        return v && *v && std::strcmp(v, "0") != 0;
+    }();
+    return on;
+}
+
 }  // namespace detail
+}  // namespace deconv
+
+namespace deconv {
+std::string cpu_variant() { return detail::default_cpu_variant(); }
 }  // namespace deconv

@@ -86,6 +86,14 @@ Policy overlay(Policy base, const Policy &over);
 // The measuring switches (DECONV_NCX_SCHEDULE, DECONV_BORDERED_INPUT=0, ...; docs/tuning.md) as
 // pins: read when a plan is made, never while it runs.
 Policy policy_from_environment();
+// The cpu_variant an unpinned plan runs: the best built variant this CPU runs, at or below
+// DECONV_CPU_VARIANT where it names one (read once); "none" where no built variant runs here.
+const std::string &default_cpu_variant();
+// Why this CPU runs none of the build's variants (under DECONV_CPU_VARIANT); "" where it runs one.
+std::string missing_cpu_variant_reason();
+// DECONV_VERBOSE (any value but 0; read once): each plan prints what it chose, and why the
+// implementations before its own refused.
+bool verbose_plans();
 
 }  // namespace detail
 }  // namespace deconv

@@ -288,7 +288,7 @@ private:
         // f16 and bf16 layers may run the f32 kernels (half_conversion.h), else their own.
         const DType kernel_dtype = dtype_ == DType::f16 || dtype_ == DType::bf16 ? DType::f32 : dtype_;
         std::vector<std::pair<int, int>> tiles = {{0, 0}};
-        for (const detail::KernelEntry &e : detail::kernels()) {
+        for (const detail::KernelEntry &e : detail::kernels(detail::default_cpu_variant())) {
             const detail::ScheduleKnobs &k = e.knobs;
             if (e.key.device != Device::CPU || e.key.rank != (int)in_.size() - 2 || !e.key.channels ||
                 (e.key.dtype != dtype_ && e.key.dtype != kernel_dtype) || (k.q_tile == 0 && k.vectors == 0))

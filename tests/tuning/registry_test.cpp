@@ -17,7 +17,7 @@ using deconv::detail::KernelKey;
 using deconv::detail::KernelTableRow;
 
 TEST(KernelRegistry, EveryKernelHasADistinctKey) {
-    const auto &all = deconv::detail::kernels();
+    const auto &all = deconv::detail::kernels(deconv::cpu_variant());
     ASSERT_FALSE(all.empty());
     for (const KernelEntry &k : all) {
         // The matrix's kernel of a key is the one find_kernel returns, and its name says its
@@ -122,7 +122,7 @@ TEST(KernelRegistry, HasKernelMatchesTheMatrix) {
             k.dtype = t;
             // The channels-first backprop kernel is in every matrix: the dtype's own, or for f16
             // and bf16 without kernels of their own the f32 one they run on.
-            const bool own = deconv::detail::find_kernel(k) != nullptr;
+            const bool own = deconv::detail::find_kernel(k, deconv::cpu_variant()) != nullptr;
             const bool on_f32 = deconv::detail::half_runs_on_f32_kernel(k, deconv::cpu_variant());
             EXPECT_FALSE(own && on_f32) << deconv::dtype_name(t);
             EXPECT_TRUE(own || on_f32) << deconv::dtype_name(t) << " is built but has no kernel to run on";

@@ -1,0 +1,57 @@
+// What this build runs on this CPU, as the public API says it (deconv.h: built_dtypes,
+// built_ranks, has_kernel): the kernel tables of the plans' default CPU variant (policy.h).
+#include "deconv/deconv.h"
+#include "kernels/kernel_registry.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace deconv {
+
+namespace {
+// The distinct values of one field over the kernel table, in table order.
+template <typename T, typename Field>
+std::vector<T> distinct(Device device, Field field) {
+    std::vector<T> out;
+    for (const detail::KernelEntry &k : detail::kernels(cpu_variant())) {
+        if (k.key.device != device) continue;
+        const T v = field(k);
+        bool seen = false;
+        for (const T &o : out) seen = seen || o == v;
+        if (!seen) out.push_back(v);
+    }
+    return out;
+}
+}  // namespace
+
+std::vector<DType> built_dtypes(Device device) {
+    std::vector<DType> out = distinct<DType>(device, [](const detail::KernelEntry &k) { return k.key.dtype; });
+    if (device != Device::CPU) return out;
+    // 16-bit dtypes of the matrix without kernels of their own run on the f32 ones.
+    const bool f32 = std::find(out.begin(), out.end(), DType::f32) != out.end();
+    for (DType t : detail::configured_dtypes()) {
+        if (f32 && detail::configured_half(t) && std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+    }
+    return out;
+}
+
+std::vector<int> built_ranks(Device device) {
+    return distinct<int>(device, [](const detail::KernelEntry &k) { return k.key.rank; });
+}
+
+bool has_kernel(Op op, int rank, DType dtype, DataFormat format, Device device) {
+    detail::KernelKey key;
+    key.family = op == Op::GroupConvolution ? detail::KernelFamily::GroupConv : detail::KernelFamily::Phase;
+    key.rank = rank;
+    key.dtype = dtype;
+    key.device = device;
+    key.layout = format;
+    // The kernel each op runs first: channels vectorized under NXC (and for the forward op).
+    key.channels = format == DataFormat::NXC || op == Op::GroupConvolution;
+    if (device == Device::CUDA) key.channels = format == DataFormat::NXC;
+    const std::string variant = cpu_variant();
+    return detail::find_kernel(key, variant) != nullptr || detail::half_runs_on_f32_kernel(key, variant);
+}
+
+}  // namespace deconv
