@@ -265,14 +265,7 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
     if (impl->device == Device::CPU) {
         detail::PlanRequest request;
         // (The Winograd path computes in f32: 16-bit layers on it run as f32 too.)
-        {
-            // A pinned winograd implementation is the policy's algorithm=winograd (followed under
-            // ExecOptions::algorithm Auto, as that pin is).
-            const detail::Policy policy = impl->policy;
-            if (policy.implementation == "winograd") impl->policy.algorithm = detail::Policy::Algorithm::Winograd;
-            request.winograd_tile = detail::choose_winograd_tile(*impl, exec.algorithm);
-            impl->policy = policy;
-        }
+        request.winograd_tile = detail::choose_winograd_tile(*impl, exec.algorithm);
         request.winograd_demanded = exec.algorithm == Algorithm::Winograd;
         request.half_on_f32 = half_on_f32;
         request.make_f32_plan = [&](const ExecOptions &as_f32) {

@@ -40,8 +40,10 @@ int choose_winograd_tile(const Plan::Impl &p, Algorithm algorithm) {
         }
         return m;
     }
-    if (!why.empty() || p.policy.algorithm == Policy::Algorithm::Direct) return 0;
-    if (p.policy.algorithm == Policy::Algorithm::Winograd) return m;
+    // A pinned winograd implementation pins the path as algorithm=winograd does.
+    const bool pinned = p.policy.implementation == "winograd";
+    if (!why.empty() || (p.policy.algorithm == Policy::Algorithm::Direct && !pinned)) return 0;
+    if (p.policy.algorithm == Policy::Algorithm::Winograd || pinned) return m;
     const int64_t min_channels = threshold(p, Threshold::WinogradMinChannels);
     if (p.geo.c_in < min_channels || p.geo.c_out < min_channels) return 0;
     const int64_t products = winograd_macs(p, m);

@@ -3,13 +3,10 @@
 
 #include "cpu/cpu_executor.h"
 #include "dispatch/strategy.h"
-#include "kernels/halide_glue.h"
-#include "kernels/kernel_call.h"
 #include "layer/messages.h"
 #include "plan/policy.h"
 
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 
 namespace deconv {
@@ -58,9 +55,7 @@ void choose_implementation(Plan::Impl &p, const PlanRequest &request, const char
     // refuses the layer, the list goes on after it. (Nor is the Winograd path skipped where
     // ExecOptions::algorithm demands it.)
     const Implementation *pinned = p.policy.implementation.empty() ? nullptr : find_implementation(p.policy.implementation);
-    size_t pinned_at = list.size();
-    for (size_t j = i; pinned && j < list.size(); j++)
-        if (&list[j] == pinned) pinned_at = j;
+    const size_t pinned_at = pinned && pinned >= &list[i] ? (size_t)(pinned - list.data()) : list.size();
     for (; i < list.size(); i++) {
         const bool is_pinned = i == pinned_at;
         std::string why;
