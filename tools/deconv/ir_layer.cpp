@@ -173,7 +173,7 @@ bool resolve_const_input(const Document &d, pugi::xml_node layer, const std::str
     }
     in.seekg(0, std::ios::end);
     const long long bin_size = static_cast<long long>(in.tellg());
-    if (offset + size > bin_size) {
+    if (offset > bin_size - size) {  // (offset + size would overflow for offsets near 2^63)
         why = bin + " is too short for Const '" + std::string(src.attribute("name").as_string()) +
               "' (offset " + std::to_string(offset) + ", size " + std::to_string(size) + ")";
         return false;
