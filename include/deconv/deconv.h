@@ -285,6 +285,111 @@ void convolution_backward_data(
     const std::optional<std::vector<int64_t>> &dst_shape = std::nullopt,
     const ExecOptions &exec = {});
 
+// ---------------------------------------------------------------- quantization and epilogues
+//
+// A plan may compute more than the op: a quantized layer (u8 or i8 data, i8 weights, integer
+// accumulation, output scales and zero points) and an epilogue (bias, element-wise post-ops, a
+// sum with the output's earlier contents), in the order oneDNN 2.6 defines for its
+// (de)convolution primitive (docs/semantics.md, "Quantization and epilogues"):
+//
+//   acc  = sum over the taps that read a real input element of (src - src_zero_point) * weight
+//          (exact, in integers; pads and stride holes contribute nothing, zero point or not)
+//   v    = scale[c] * (acc + bias[c])          in f32 (f64 for f64 layers)
+//   v    = post_ops(v), in the order given    (a sum post-op: v += sum.scale * (dst - sum.zero_point))
+//   dst  = saturate(round_half_even(v + dst_zero_point))   for integer dst; a float dst is
+//          rounded once to its type (round to nearest even)
+//
+// c is the output channel g*C_OUT + c_out: per-channel scales and biases index the filter's
+// [G, C_IN, C_OUT, K..] as (g, c_out), which is axis 1 of oneDNN's transposed weights
+// [G, C_OUT, C_IN, K..], and the channel axis of the output.
+
+// Element types of the three tensors. Quantized: src u8 or i8, weights i8, dst u8, i8, i32, f32
+// or bf16. Float: the same float type three times (f32, f16, bf16 or f64), with an epilogue.
+struct DataTypes {
+    DType src = DType::f32;
+    DType weights = DType::f32;
+    DType dst = DType::f32;
+};
+
+// Element-wise post-ops (oneDNN's eltwise algorithms, same alpha and beta):
+//   relu          v > 0 ? v : alpha * v                (alpha: negative slope, 0 = plain relu)
+//   clip          min(max(v, alpha), beta)
+//   linear        alpha * v + beta
+//   bounded_relu  min(max(v, 0), alpha)
+//   tanh, logistic (1 / (1 + e^-v)), abs, square
+//   elu           v > 0 ? v : alpha * (e^v - 1)
+//   swish         v / (1 + e^(-alpha * v))
+//   gelu_tanh     0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3)))
+//   gelu_erf      0.5 v (1 + erf(v / sqrt(2)))
+//   hardswish     v * min(max(v + 3, 0), 6) / 6
+enum class Eltwise { relu, clip, linear, bounded_relu, tanh, logistic, abs, square, elu, swish, gelu_tanh, gelu_erf, hardswish };
+// The names above; parse_eltwise throws InvalidArgument naming the text otherwise.
+const char *eltwise_name(Eltwise e);
+Eltwise parse_eltwise(const std::string &name);
+
+struct PostOp {
+    enum class Kind { eltwise, sum };
+    Kind kind = Kind::eltwise;
+    Eltwise alg = Eltwise::relu;
+    float alpha = 0, beta = 0;   // eltwise parameters
+    float scale = 1;             // sum: the earlier output's scale
+    int32_t zero_point = 0;      // sum: subtracted from the earlier output (integer dst only)
+
+    static PostOp eltwise(Eltwise alg, float alpha = 0, float beta = 0) {
+        PostOp p;
+        p.alg = alg;
+        p.alpha = alpha;
+        p.beta = beta;
+        return p;
+    }
+    static PostOp sum(float scale = 1, int32_t zero_point = 0) {
+        PostOp p;
+        p.kind = Kind::sum;
+        p.scale = scale;
+        p.zero_point = zero_point;
+        return p;
+    }
+};
+
+// How output scales are given: none (1), one for the tensor, or one per output channel
+// (G*C_OUT, in the order of the output's channel axis).
+enum class ScaleMode { none, per_tensor, per_channel };
+
+struct Epilogue {
+    // Quantized plans only: subtracted from every input element that a tap reads (u8: 0..255,
+    // i8: -128..127).
+    int32_t src_zero_point = 0;
+    ScaleMode scale_mode = ScaleMode::none;
+    // The scales when the plan is created (1 or G*C_OUT finite values by scale_mode); empty with a
+    // scale mode: each run gives them (RunArgs::scales).
+    std::vector<float> scales;
+    // The bias's dtype, when the layer has one (each run gives it: RunArgs::bias, G*C_OUT
+    // elements). Quantized plans: f32 or i32, added to the accumulator before the scales; float
+    // plans: f32 or the layer's dtype.
+    std::optional<DType> bias;
+    std::vector<PostOp> post_ops;
+    // Quantized plans with an integer dst only: added last, before the saturation (u8: 0..255,
+    // i8: -128..127, i32: any).
+    int32_t dst_zero_point = 0;
+
+    // No quantization and no epilogue: a plain plan.
+    bool empty() const {
+        return src_zero_point == 0 && scale_mode == ScaleMode::none && !bias && post_ops.empty() && dst_zero_point == 0;
+    }
+};
+
+// What a run of a plan with an epilogue takes besides its tensors.
+struct RunArgs {
+    // G*C_OUT elements of Epilogue::bias's dtype (dense), when the plan has a bias.
+    const void *bias = nullptr;
+    // Run-time output scales (ScaleMode with no scales at creation): 1 or G*C_OUT values.
+    const float *scales = nullptr;
+};
+
+// "u8s8u8" style (benchdnn's --cfg: src, weights, dst; "f32" alone means f32 three times), and back.
+DataTypes parse_data_types(const std::string &cfg);
+std::string data_types_name(const DataTypes &t);
+
 // A layer whose shapes, dtype and attributes are validated and resolved once, then run many
 // times on dense C-order buffers of those shapes, the way inference runtimes call a layer.
 //
@@ -302,8 +407,19 @@ public:
                        const std::vector<int64_t> &filter_shape, const Attributes &attrs,
                        const std::optional<std::vector<int64_t>> &output_shape = std::nullopt,
                        const ExecOptions &exec = {});
+    // A quantized layer or one with an epilogue (see "quantization and epilogues" above).
+    // Unsupported dtype combinations, scales, zero points, biases and post-ops are refused here,
+    // each with a message naming it. An empty epilogue with one dtype three times is the plain
+    // plan. CPU only (a CUDA request without allow_cpu_fallback throws Unsupported).
+    static Plan create(Op op, const DataTypes &types, const std::vector<int64_t> &input_shape,
+                       const std::vector<int64_t> &filter_shape, const Attributes &attrs,
+                       const std::optional<std::vector<int64_t>> &output_shape, const ExecOptions &exec,
+                       const Epilogue &epilogue);
 
     const ShapeInfo &shape() const;
+    // The tensors' dtypes (dtype() is the data's) and the epilogue the plan was made with.
+    DataTypes types() const;
+    const Epilogue &epilogue() const;
     DType dtype() const;
     Op op() const;
     // Where the kernels run (CPU after a fallback).
@@ -332,6 +448,12 @@ public:
     PackedFilter pack_filter(const ConstTensorView &filter) const;
     // Runs with a filter packed by this plan (or a copy of it); any other is an error.
     void run(const ConstTensorView &input, const PackedFilter &filter, const TensorView &output) const;
+    // Runs of a plan with an epilogue: `args` carries the bias and run-time scales it needs (the
+    // runs above pass none, which such a plan refuses). The views' dtypes are types()'s.
+    void run(const ConstTensorView &input, const ConstTensorView &filter, const TensorView &output,
+             const RunArgs &args) const;
+    void run(const ConstTensorView &input, const PackedFilter &filter, const TensorView &output,
+             const RunArgs &args) const;
 
     Plan(const Plan &);
     Plan &operator=(const Plan &);
