@@ -465,6 +465,7 @@ public:
 
 private:
     explicit Plan(std::shared_ptr<const Impl> impl);
+    PackedFilter pack_epilogue_filter(const ConstTensorView &filter) const;
     std::shared_ptr<const Impl> impl_;
 };
 

@@ -16,6 +16,7 @@
 #include "dispatch/implementations.h"
 #include "dispatch/strategy.h"
 #include "kernels/tensor_copy.h"
+#include "api/plan_internals.h"
 #include "cpu/winograd_executor.h"
 
 #include <algorithm>
@@ -31,14 +32,15 @@ using detail::checked_mul;
 using detail::check_fits_int32;
 using detail::dense_strides;
 
-namespace {
-
 using detail::invalid;
 using detail::shape_str;
+using detail::check_host_memory;
+using detail::check_view;
+using detail::out_of_memory_as_error;
 
 // Checks a view against the plan: dtype, shape, pointer and strides. Returns the strides to
 // use (dense when the view gives none).
-std::vector<int64_t> check_view(const char *what, const void *data, DType dtype, const std::vector<int64_t> &shape,
+std::vector<int64_t> detail::check_view(const char *what, const void *data, DType dtype, const std::vector<int64_t> &shape,
                                 const std::vector<int64_t> &strides, DType want_dtype,
                                 const std::vector<int64_t> &want_shape, bool is_output) {
     if (dtype != want_dtype) {
@@ -98,6 +100,16 @@ int64_t forward_pairs(int64_t x, int64_t k, int64_t y, int64_t s, int64_t d, int
     return pairs;
 }
 
+
+void detail::check_host_memory(const Plan::Impl &p, const char *what, Memory memory) {
+    if (p.device == Device::CUDA || memory == Memory::Host) return;
+    invalid(std::string(what) + " view is CUDA device memory but the plan runs on the CPU" +
+            (p.fallback_reason.empty() ? std::string(" (create it with ExecOptions{Device::CUDA})")
+                                       : " (CPU fallback: " + p.fallback_reason + ")"));
+}
+
+
+namespace {
 
 // The plan's pins: a schedule-database entry for the layer on this machine, then the
 // environment's measuring switches, then ExecOptions::schedule, each over the one before.
@@ -166,6 +178,7 @@ std::shared_ptr<Plan::Impl> detail::resolve_layer(Op op, DType dtype, const std:
     auto impl = std::make_shared<Plan::Impl>();
     impl->op = op;
     impl->dtype = dtype;
+    impl->types = {dtype, dtype, dtype};
     impl->input_shape = input_shape;
     impl->filter_shape = filter_shape;
     impl->geo = op_geometry(op, input_shape, filter_shape, attrs);
@@ -279,19 +292,13 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
 }
 
 void Plan::run(const void *input, const void *filter, void *output) const {
-    run(ConstTensorView(input, impl_->dtype, impl_->input_shape), ConstTensorView(filter, impl_->dtype, impl_->filter_shape),
-        TensorView{output, impl_->dtype, impl_->info.output_shape, {}});
+    const DataTypes &t = impl_->types;
+    run(ConstTensorView(input, t.src, impl_->input_shape), ConstTensorView(filter, t.weights, impl_->filter_shape),
+        TensorView{output, t.dst, impl_->info.output_shape, {}});
 }
 
 namespace {
 
-
-void check_host_memory(const Plan::Impl &p, const char *what, Memory memory) {
-    if (p.device == Device::CUDA || memory == Memory::Host) return;
-    invalid(std::string(what) + " view is CUDA device memory but the plan runs on the CPU" +
-            (p.fallback_reason.empty() ? std::string(" (create it with ExecOptions{Device::CUDA})")
-                                       : " (CPU fallback: " + p.fallback_reason + ")"));
-}
 
 // f16 and bf16 layers run as f32 (via_f32): the input converted exactly, `run_f32` runs the f32
 // plan on dense f32 buffers, the output is rounded once to the storage type. The f32 buffers come from the plan's
@@ -323,29 +330,7 @@ void run_cpu_plan(const Plan::Impl &p, const ConstTensorView &input, std::vector
     p.implementation->run(p, input, std::move(in_st), output, std::move(out_st), packed);
 }
 
-// A scratch buffer a run cannot allocate (the bordered input, a dense output, an f32 copy) is
-// reported as TooLarge, before any kernel has written the output.
-template <typename Fn>
-void out_of_memory_as_error(const Plan::Impl &p, Fn fn) {
-    try {
-        fn();
-    } catch (const std::bad_alloc &) {
-        throw Error(ErrorKind::TooLarge, std::string("out of memory: the scratch buffers of a run of ") + op_name(p.op) +
-                                             " " + shape_str(p.input_shape) + " -> " + shape_str(p.info.output_shape) +
-                                             " could not be allocated");
-    }
-}
-
 }  // namespace
-
-// What Plan::pack_filter keeps: the CPU kernels' packing, the f32 plan's packed filter of an f16
-// layer run as f32, or a CUDA plan's filter packed on the GPU (gpu_executor.cpp), resident there.
-struct PackedFilter::Impl {
-    std::weak_ptr<const Plan::Impl> owner;
-    detail::FilterPacking packing;   // CPU plans
-    PackedFilter via_f32;    // f16 and bf16 plans run as f32
-    std::shared_ptr<const detail::GpuPackedFilter> gpu;  // CUDA plans
-};
 
 PackedFilter::PackedFilter() = default;
 PackedFilter::PackedFilter(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
@@ -358,6 +343,7 @@ bool PackedFilter::empty() const { return !impl_; }
 
 PackedFilter Plan::pack_filter(const ConstTensorView &filter) const {
     const Impl &p = *impl_;
+    if (p.acc_plan) return pack_epilogue_filter(filter);
     const std::vector<int64_t> w_st = check_view("filter", filter.data, filter.dtype, filter.shape, filter.strides,
                                                  p.dtype, p.filter_shape, false);
     check_host_memory(p, "filter", filter.memory);
@@ -380,6 +366,7 @@ PackedFilter Plan::pack_filter(const ConstTensorView &filter) const {
 }
 
 void Plan::run(const ConstTensorView &input, const PackedFilter &filter, const TensorView &output) const {
+    if (impl_->acc_plan) return run(input, filter, output, RunArgs{});
     out_of_memory_as_error(*impl_, [&] {
         const Impl &p = *impl_;
         if (filter.empty()) invalid("packed filter is empty (make it with Plan::pack_filter)");
@@ -415,6 +402,7 @@ void Plan::run(const ConstTensorView &input, const PackedFilter &filter, const T
 }
 
 void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, const TensorView &output) const {
+    if (impl_->acc_plan) return run(input, filter, output, RunArgs{});
     out_of_memory_as_error(*impl_, [&] {
         const Impl &p = *impl_;
         std::vector<int64_t> in_st = check_view("data", input.data, input.dtype, input.shape, input.strides, p.dtype,

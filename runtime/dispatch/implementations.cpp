@@ -86,13 +86,21 @@ void choose_implementation(Plan::Impl &p, const PlanRequest &request, const char
 
 std::string implementation_chain(const Plan::Impl &p) {
     const std::string name = p.implementation ? p.implementation->name : "none";
-    const Plan::Impl *next = p.via_f32 ? p.via_f32.get() : p.via_nxc ? p.via_nxc.get() : p.via_ncx.get();
+    const Plan::Impl *next = p.acc_plan ? p.acc_plan.get()
+                             : p.via_f32 ? p.via_f32.get()
+                             : p.via_nxc ? p.via_nxc.get()
+                                         : p.via_ncx.get();
     // (A Winograd plan's twin runs the Winograd path too.)
     if (!next || next->implementation == p.implementation) return name;
     return name + " > " + implementation_chain(*next);
 }
 
 std::string describe_execution(const Plan::Impl &p) {
+    if (p.acc_plan) {
+        std::string s = describe_epilogue(p) + "; accumulates on the " + dtype_name(p.acc_plan->dtype) + " plan";
+        if (p.fast_acc_plan) s += " (the f32 plan where exact for the filter)";
+        return s + ": " + describe_execution(*p.acc_plan);
+    }
     if (p.via_f32) {
         return std::string("as f32 (") + (p.dtype == DType::f16 ? "F16C" : "bf16") +
                " conversions): " + describe_execution(*p.via_f32);

@@ -50,6 +50,12 @@ struct Implementation {
     RunCpuFn run;
 };
 
+// Quantized layers and layers with an epilogue: the epilogue pass around a plain plan that
+// accumulates (Plan::Impl::acc_plan). Not in the list: the plan's types and epilogue choose it.
+extern const Implementation kEpilogue;
+// "epilogue: src zero point 128, per-channel scales, bias f32, post-ops relu, sum(0.5)".
+std::string describe_epilogue(const Plan::Impl &p);
+
 // Every CPU implementation, in the order they are tried.
 const std::vector<Implementation> &cpu_implementations();
 // The implementation of that name, or null.

@@ -191,5 +191,15 @@ void dense_f32_to_half(DType t, const float *src, uint16_t *dst, const std::vect
     });
 }
 
+void half_row_to_f32(DType t, const uint16_t *src, int64_t src_stride, float *dst, int64_t n) {
+    if (t == DType::bf16) row_bf16_to_f32(src, src_stride, dst, n);
+    else row_f16_to_f32(src, src_stride, dst, n);
+}
+
+void f32_row_to_half(DType t, const float *src, uint16_t *dst, int64_t dst_stride, int64_t n) {
+    if (t == DType::bf16) row_f32_to_bf16(src, dst, dst_stride, n);
+    else row_f32_to_f16(src, dst, dst_stride, n);
+}
+
 }  // namespace detail
 }  // namespace deconv

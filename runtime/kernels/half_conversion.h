@@ -32,6 +32,11 @@ bool runs_as_f32(DType t, const std::string &variant);
 float f16_to_f32(uint16_t h);
 uint16_t f32_to_f16(float f);
 
+// One row of `n` values of `t` (f16 or bf16), `stride` elements apart on the 16-bit side, the
+// conversions below use.
+void half_row_to_f32(DType t, const uint16_t *src, int64_t src_stride, float *dst, int64_t n);
+void f32_row_to_half(DType t, const float *src, uint16_t *dst, int64_t dst_stride, int64_t n);
+
 // Strided 16-bit tensor of `t` (f16 or bf16) -> dense f32 copy (C order), into `out` (the shape's
 // element count).
 void half_to_dense_f32(DType t, const uint16_t *src, const std::vector<int64_t> &shape,

@@ -140,3 +140,83 @@ const char *algorithm_name(Algorithm a) {
 }
 
 }  // namespace deconv
+
+namespace deconv {
+
+namespace {
+constexpr Eltwise kEltwiseAll[] = {Eltwise::relu,   Eltwise::clip,     Eltwise::linear, Eltwise::bounded_relu,
+                                   Eltwise::tanh,   Eltwise::logistic, Eltwise::abs,    Eltwise::square,
+                                   Eltwise::elu,    Eltwise::swish,    Eltwise::gelu_tanh, Eltwise::gelu_erf,
+                                   Eltwise::hardswish};
+}  // namespace
+
+const char *eltwise_name(Eltwise e) {
+    switch (e) {
+    case Eltwise::relu: return "relu";
+    case Eltwise::clip: return "clip";
+    case Eltwise::linear: return "linear";
+    case Eltwise::bounded_relu: return "bounded_relu";
+    case Eltwise::tanh: return "tanh";
+    case Eltwise::logistic: return "logistic";
+    case Eltwise::abs: return "abs";
+    case Eltwise::square: return "square";
+    case Eltwise::elu: return "elu";
+    case Eltwise::swish: return "swish";
+    case Eltwise::gelu_tanh: return "gelu_tanh";
+    case Eltwise::gelu_erf: return "gelu_erf";
+    case Eltwise::hardswish: return "hardswish";
+    }
+    return "?";
+}
+
+Eltwise parse_eltwise(const std::string &name) {
+    std::string s = lower(name);
+    if (s == "clamp") s = "clip";
+    if (s == "sigmoid") s = "logistic";
+    if (s == "gelu") s = "gelu_erf";
+    std::string known;
+    for (Eltwise e : kEltwiseAll) {
+        if (s == eltwise_name(e)) return e;
+        known += std::string(known.empty() ? "" : ", ") + eltwise_name(e);
+    }
+    throw Error(ErrorKind::InvalidArgument, "post-op '" + name + "' is not one of sum, " + known);
+}
+
+DataTypes parse_data_types(const std::string &cfg) {
+    // Whole names first ("f32"), then three dtype names run together ("u8s8u8", "u8s8f32").
+    const std::string s = lower(cfg);
+    try {
+        const DType t = parse_dtype(s);
+        return {t, t, t};
+    } catch (const Error &) {
+    }
+    static const char *const names[] = {"bf16", "f32", "f16", "f64", "u8", "s8", "i8", "s32", "i32"};
+    DataTypes t;
+    DType *slot[3] = {&t.src, &t.weights, &t.dst};
+    size_t at = 0;
+    for (int i = 0; i < 3; i++) {
+        bool found = false;
+        for (const char *n : names) {
+            const std::string name(n);
+            if (s.compare(at, name.size(), name) == 0) {
+                *slot[i] = parse_dtype(name);
+                at += name.size();
+                found = true;
+                break;
+            }
+        }
+        if (!found) break;
+        if (i == 2 && at == s.size()) return t;
+    }
+    throw Error(ErrorKind::InvalidArgument, "data types '" + cfg +
+                                                "' are neither one dtype nor three run together as src, weights, dst "
+                                                "(e.g. u8s8u8, s8s8f32)");
+}
+
+std::string data_types_name(const DataTypes &t) {
+    if (t.src == t.weights && t.weights == t.dst) return dtype_name(t.src);
+    auto n = [](DType d) -> std::string { return d == DType::i8 ? "s8" : d == DType::i32 ? "s32" : dtype_name(d); };
+    return n(t.src) + n(t.weights) + n(t.dst);
+}
+
+}  // namespace deconv

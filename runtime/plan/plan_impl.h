@@ -28,7 +28,11 @@ struct Implementation;
 // the geometry every kernel call derives from, and the phases of a backprop layer.
 struct ResolvedLayer {
     Op op;
-    DType dtype;
+    DType dtype;  // the data's
+    // The three tensors' dtypes ({dtype, dtype, dtype} but for quantized layers) and the
+    // epilogue (empty but for plans made with one).
+    DataTypes types;
+    Epilogue epilogue;
     std::vector<int64_t> input_shape, filter_shape;  // as the caller gives them
     ShapeInfo info;
     OpGeometry geo;
@@ -147,6 +151,12 @@ struct Plan::Impl : detail::ResolvedLayer, detail::CpuConf {
                                                // and other scratch each run overwrites whole
     // f16 and bf16 layers run as f32 (half_conversion.h): the f32 plan of the same layer.
     std::shared_ptr<const Impl> via_f32;
+    // Quantized layers and layers with an epilogue (api/epilogue_plan.cpp): the plain plan of the
+    // same layer that accumulates, whose result the epilogue pass (cpu/epilogue_pass.h) turns
+    // into the output. Quantized layers accumulate exactly: on `acc_plan` (i32, else f64), or on
+    // `fast_acc_plan` (f32) for filters whose largest output channel weight sum times the largest
+    // input magnitude stays below 2^24, where every partial sum is an f32 integer.
+    std::shared_ptr<const Impl> acc_plan, fast_acc_plan;
     // Channels-first backprop layers with many output channels: the same layer on channels-last
     // data, whose kernels store whole channel vectors (see choose_via_channels_last). Runs
     // transpose the input into it and its result back.

@@ -1,0 +1,316 @@
+// Quantized plans and plans with an epilogue (Plan::create with DataTypes and an Epilogue): the
+// plain plan of the same layer accumulates, and the epilogue pass (cpu/epilogue_pass.h) turns
+// its result into the output.
+//
+// Quantized layers accumulate exactly. Their data less its zero point and their weights are
+// converted to the accumulating plan's dtype, so that pads and stride holes, which the plain
+// kernels never read, contribute nothing with or without a zero point. That plan is the f32 one
+// (the build's fastest kernels) where the packed filter proves every partial sum an f32 integer
+// (its largest output channel weight sum times the largest |x - zero point| below 2^24), else
+// the i32 one (i64 accumulation), else the f64 one.
+#include "api/plan_internals.h"
+#include "cpu/epilogue_pass.h"
+#include "dispatch/implementations.h"
+#include "kernels/half_conversion.h"
+#include "kernels/kernel_call.h"
+#include "kernels/tensor_copy.h"
+#include "layer/checked_math.h"
+#include "layer/epilogue_rules.h"
+#include "plan/policy.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace deconv {
+
+namespace {
+
+using detail::check_host_memory;
+using detail::check_view;
+using detail::invalid;
+
+int64_t output_channels(const Plan::Impl &p) { return p.geo.groups * p.geo.c_out; }
+
+int output_channel_axis(const Plan::Impl &p) {
+    return p.geo.data_format == DataFormat::NXC ? (int)p.info.output_shape.size() - 1 : 1;
+}
+
+int64_t element_count(const std::vector<int64_t> &shape) {
+    int64_t n = 1;
+    for (int64_t v : shape) n *= v;
+    return n;
+}
+
+// The largest |x - zero point| of the plan's data.
+int64_t max_input_magnitude(const Plan::Impl &p) {
+    const int64_t zp = p.epilogue.src_zero_point;
+    return p.types.src == DType::u8 ? std::max(zp, 255 - zp) : std::max(zp + 128, 127 - zp);
+}
+
+// The filter's output channel: (g, C_OUT) of [G, C_IN, C_OUT, K..], C_OUT of [C_IN, C_OUT, K..],
+// (g, C_OUT) of the forward op's [G, C_OUT, C_IN, K..].
+bool grouped_filter(Op op) { return op == Op::GroupConvolutionBackpropData || op == Op::GroupConvolution; }
+int output_channel_filter_axis(Op op) { return op == Op::GroupConvolutionBackpropData ? 2 : 1; }
+
+// A quantized filter as the accumulating plan reads it: its weights in that plan's dtype.
+struct ConvertedWeights {
+    std::vector<uint8_t> data;
+    std::shared_ptr<const Plan::Impl> plan;
+    bool fast = false;
+};
+
+ConvertedWeights convert_quantized_weights(const Plan::Impl &p, const ConstTensorView &filter,
+                                           const std::vector<int64_t> &w_st) {
+    const std::vector<int64_t> dense = detail::dense_strides(p.filter_shape);
+    const int64_t count = element_count(p.filter_shape);
+    std::vector<int8_t> w((size_t)count);
+    detail::copy_tensor((const uint8_t *)filter.data, w_st, (uint8_t *)w.data(), dense, p.filter_shape, 1);
+    ConvertedWeights out;
+    if (p.fast_acc_plan) {
+        const int64_t sum = detail::max_output_channel_weight_sum(w.data(), p.filter_shape, grouped_filter(p.op),
+                                                                  output_channel_filter_axis(p.op));
+        out.fast = sum * max_input_magnitude(p) < (int64_t(1) << 24);
+    }
+    out.plan = out.fast ? p.fast_acc_plan : p.acc_plan;
+    out.data.resize((size_t)count * dtype_size(out.plan->dtype));
+    detail::quantized_to_dense(DType::i8, 0, w.data(), dense, p.filter_shape, out.plan->dtype, out.data.data());
+    return out;
+}
+
+detail::EpilogueValues epilogue_values(const Plan::Impl &p, const RunArgs &args) {
+    detail::EpilogueValues v;
+    v.epilogue = &p.epilogue;
+    v.types = p.types;
+    const Epilogue &e = p.epilogue;
+    if (e.scale_mode != ScaleMode::none) {
+        v.scales = e.scales.empty() ? args.scales : e.scales.data();
+        v.scale_count = e.scale_mode == ScaleMode::per_tensor ? 1 : output_channels(p);
+    }
+    v.bias = args.bias;
+    return v;
+}
+
+bool has_sum(const Epilogue &e) {
+    for (const PostOp &op : e.post_ops)
+        if (op.kind == PostOp::Kind::sum) return true;
+    return false;
+}
+
+// The accumulating plan's weights for one run: a converted copy (or the caller's view), or a
+// packing of them.
+struct AccWeights {
+    std::shared_ptr<const Plan::Impl> plan;
+    ConstTensorView raw;
+    const PackedFilter *packed = nullptr;
+    std::vector<uint8_t> converted;  // keeps `raw`'s data alive when converted
+};
+
+}  // namespace
+
+DataTypes Plan::types() const { return impl_->types; }
+const Epilogue &Plan::epilogue() const { return impl_->epilogue; }
+
+Plan Plan::create(Op op, const DataTypes &types, const std::vector<int64_t> &input_shape,
+                  const std::vector<int64_t> &filter_shape, const Attributes &attrs,
+                  const std::optional<std::vector<int64_t>> &output_shape, const ExecOptions &exec,
+                  const Epilogue &epilogue) {
+    if (epilogue.empty() && types.src == types.weights && types.weights == types.dst) {
+        return create(op, types.src, input_shape, filter_shape, attrs, output_shape, exec);
+    }
+    // The layer's own errors first, then the epilogue's.
+    std::shared_ptr<Impl> impl = detail::resolve_layer(op, types.src, input_shape, filter_shape, attrs, output_shape);
+    detail::check_epilogue(op, types, epilogue, output_channels(*impl));
+    impl->types = types;
+    impl->epilogue = epilogue;
+    if (exec.device == Device::CUDA) {
+        const std::string why = std::string("quantized layers and epilogues run on the CPU only (") +
+                                data_types_name(types) + ", " + detail::describe_epilogue(*impl) + ")";
+        if (!exec.allow_cpu_fallback) throw Error(ErrorKind::Unsupported, why);
+        impl->fallback_reason = why;
+    }
+    ExecOptions inner = exec;
+    inner.device = Device::CPU;
+    inner.allow_cpu_fallback = false;
+    auto plain = [&](DType t) { return create(op, t, input_shape, filter_shape, attrs, output_shape, inner).impl_; };
+    if (detail::is_quantized(types)) {
+        inner.algorithm = Algorithm::Direct;  // exact sums only
+        std::string why;
+        for (DType t : {DType::i32, DType::f64}) {
+            try {
+                impl->acc_plan = plain(t);
+                break;
+            } catch (const Error &err) {
+                if (err.kind() != ErrorKind::Unsupported) throw;
+                why += std::string(why.empty() ? "" : "; ") + err.what();
+            }
+        }
+        if (!impl->acc_plan) {
+            throw Error(ErrorKind::Unsupported,
+                        std::string("quantized layers accumulate exactly on the i32 or f64 kernels, and this build "
+                                    "runs neither for the layer: ") + why);
+        }
+        try {
+            impl->fast_acc_plan = plain(DType::f32);
+        } catch (const Error &err) {
+            if (err.kind() != ErrorKind::Unsupported) throw;
+        }
+    } else {
+        impl->acc_plan = plain(types.src == DType::f64 ? DType::f64 : DType::f32);
+    }
+    const Impl &acc = *impl->acc_plan;
+    impl->macs = acc.macs;
+    impl->variant = acc.variant;
+    impl->policy = acc.policy;
+    impl->policy_source = acc.policy_source;
+    impl->implementation = &detail::kEpilogue;
+    Plan plan(std::move(impl));
+    if (detail::verbose_plans()) std::fprintf(stderr, "deconv: %s\n", plan.describe().c_str());
+    return plan;
+}
+
+PackedFilter Plan::pack_epilogue_filter(const ConstTensorView &filter) const {
+    const Impl &p = *impl_;
+    const std::vector<int64_t> w_st = check_view("filter", filter.data, filter.dtype, filter.shape, filter.strides,
+                                                 p.types.weights, p.filter_shape, false);
+    check_host_memory(p, "filter", filter.memory);
+    auto packed = std::make_shared<PackedFilter::Impl>();
+    packed->owner = impl_;
+    if (detail::is_quantized(p.types)) {
+        ConvertedWeights w = convert_quantized_weights(p, filter, w_st);
+        packed->acc_fast = w.fast;
+        packed->acc = Plan(w.plan).pack_filter(ConstTensorView(w.data.data(), w.plan->dtype, p.filter_shape));
+    } else if (p.acc_plan->dtype != p.dtype) {
+        std::vector<float> w = detail::half_to_dense_f32(p.dtype, (const uint16_t *)filter.data, p.filter_shape, w_st);
+        packed->acc = Plan(p.acc_plan).pack_filter(ConstTensorView(w.data(), DType::f32, p.filter_shape));
+    } else {
+        packed->acc = Plan(p.acc_plan).pack_filter(filter);
+    }
+    return PackedFilter(std::move(packed));
+}
+
+namespace {
+
+// Runs the accumulating plan (`run_plan(x, y)`, on `w`) and the epilogue into `output` (every
+// view checked).
+template <typename RunPlan>
+void run_with_epilogue(const Plan::Impl &p, const ConstTensorView &input, const std::vector<int64_t> &in_st,
+                       const TensorView &output, const std::vector<int64_t> &out_st, const AccWeights &w,
+                       const detail::EpilogueValues &ev, RunPlan run_plan) {
+    const Plan::Impl &acc = *w.plan;
+    const std::vector<int64_t> &out_shape = p.info.output_shape;
+    const int c_axis = output_channel_axis(p);
+    const bool quantized = detail::is_quantized(p.types);
+    const bool same_type = !quantized && acc.dtype == p.dtype;
+    // f32 and f64 layers without a sum accumulate into the output itself, and the pass runs in
+    // place there.
+    if (same_type && !has_sum(p.epilogue)) {
+        run_plan(ConstTensorView(input.data, p.dtype, p.input_shape, in_st),
+                 TensorView{output.data, p.dtype, out_shape, out_st});
+        detail::apply_epilogue(ev, acc.dtype, output.data, out_st, output.data, out_st, out_shape, c_axis);
+        return;
+    }
+    std::optional<detail::BufferPool::Lease> x;
+    ConstTensorView x_view(input.data, p.dtype, p.input_shape, in_st);
+    if (quantized) {
+        x.emplace(p.bordered_pool.take((size_t)element_count(p.input_shape) * dtype_size(acc.dtype)));
+        detail::quantized_to_dense(p.types.src, p.epilogue.src_zero_point, input.data, in_st, p.input_shape,
+                                   acc.dtype, x->data());
+        x_view = ConstTensorView(x->data(), acc.dtype, p.input_shape);
+    } else if (!same_type) {
+        x.emplace(p.bordered_pool.take((size_t)element_count(p.input_shape) * sizeof(float)));
+        detail::half_to_dense_f32(p.dtype, (const uint16_t *)input.data, p.input_shape, in_st, (float *)x->data());
+        x_view = ConstTensorView(x->data(), DType::f32, p.input_shape);
+    }
+    detail::BufferPool::Lease y = p.output_pool.take((size_t)element_count(out_shape) * dtype_size(acc.dtype));
+    run_plan(x_view, TensorView{y.data(), acc.dtype, out_shape, {}});
+    detail::apply_epilogue(ev, acc.dtype, y.data(), detail::dense_strides(out_shape), output.data, out_st, out_shape,
+                           c_axis);
+}
+
+}  // namespace
+
+void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, const TensorView &output,
+               const RunArgs &args) const {
+    const Impl &p = *impl_;
+    if (!p.acc_plan) {
+        if (args.bias || args.scales) {
+            invalid("the run gives a bias or output scales but the plan has no epilogue (make it with "
+                    "Plan::create(op, DataTypes, ..., Epilogue))");
+        }
+        return run(input, filter, output);
+    }
+    detail::out_of_memory_as_error(p, [&] {
+        const std::vector<int64_t> in_st = check_view("data", input.data, input.dtype, input.shape, input.strides,
+                                                      p.types.src, p.input_shape, false);
+        const std::vector<int64_t> w_st = check_view("filter", filter.data, filter.dtype, filter.shape,
+                                                     filter.strides, p.types.weights, p.filter_shape, false);
+        const std::vector<int64_t> out_st = check_view("output", output.data, output.dtype, output.shape,
+                                                       output.strides, p.types.dst, p.info.output_shape, true);
+        check_host_memory(p, "data", input.memory);
+        check_host_memory(p, "filter", filter.memory);
+        check_host_memory(p, "output", output.memory);
+        detail::check_run_args(p.epilogue, args, output_channels(p));
+        AccWeights w;
+        if (detail::is_quantized(p.types)) {
+            ConvertedWeights c = convert_quantized_weights(p, filter, w_st);
+            w.plan = c.plan;
+            w.converted = std::move(c.data);
+            w.raw = ConstTensorView(w.converted.data(), w.plan->dtype, p.filter_shape);
+        } else if (p.acc_plan->dtype != p.dtype) {
+            std::vector<float> f = detail::half_to_dense_f32(p.dtype, (const uint16_t *)filter.data, p.filter_shape, w_st);
+            w.plan = p.acc_plan;
+            w.converted.resize(f.size() * sizeof(float));
+            std::memcpy(w.converted.data(), f.data(), w.converted.size());
+            w.raw = ConstTensorView(w.converted.data(), DType::f32, p.filter_shape);
+        } else {
+            w.plan = p.acc_plan;
+            w.raw = ConstTensorView(filter.data, p.dtype, p.filter_shape, w_st);
+        }
+        run_with_epilogue(p, input, in_st, output, out_st, w, epilogue_values(p, args),
+                          [&](const ConstTensorView &x, const TensorView &y) {
+                              if (w.packed) Plan(w.plan).run(x, *w.packed, y);
+                              else Plan(w.plan).run(x, w.raw, y);
+                          });
+    });
+}
+
+void Plan::run(const ConstTensorView &input, const PackedFilter &filter, const TensorView &output,
+               const RunArgs &args) const {
+    const Impl &p = *impl_;
+    if (!p.acc_plan) {
+        if (args.bias || args.scales) {
+            invalid("the run gives a bias or output scales but the plan has no epilogue (make it with "
+                    "Plan::create(op, DataTypes, ..., Epilogue))");
+        }
+        return run(input, filter, output);
+    }
+    detail::out_of_memory_as_error(p, [&] {
+        if (filter.empty()) invalid("packed filter is empty (make it with Plan::pack_filter)");
+        if (filter.impl_->owner.lock().get() != &p) {
+            invalid("packed filter was made by another plan (a packing serves the plan that made it and its copies)");
+        }
+        const std::vector<int64_t> in_st = check_view("data", input.data, input.dtype, input.shape, input.strides,
+                                                      p.types.src, p.input_shape, false);
+        const std::vector<int64_t> out_st = check_view("output", output.data, output.dtype, output.shape,
+                                                       output.strides, p.types.dst, p.info.output_shape, true);
+        check_host_memory(p, "data", input.memory);
+        check_host_memory(p, "output", output.memory);
+        detail::check_run_args(p.epilogue, args, output_channels(p));
+        AccWeights w;
+        w.plan = filter.impl_->acc_fast ? p.fast_acc_plan : p.acc_plan;
+        w.packed = &filter.impl_->acc;
+        run_with_epilogue(p, input, in_st, output, out_st, w, epilogue_values(p, args),
+                          [&](const ConstTensorView &x, const TensorView &y) {
+                              if (w.packed) Plan(w.plan).run(x, *w.packed, y);
+                              else Plan(w.plan).run(x, w.raw, y);
+                          });
+    });
+}
+
+
+}  // namespace deconv

@@ -1,0 +1,55 @@
+// What the api room's files share about a plan's runs: the checks of a run's views, the packed
+// filter's state, and the error a run reports when its scratch buffers cannot be allocated.
+#pragma once
+
+#include "cpu/filter_packing.h"
+#include "gpu/gpu_executor.h"
+#include "layer/messages.h"
+#include "plan/plan_impl.h"
+
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+namespace deconv {
+
+namespace detail {
+
+// Checks a view against the plan: dtype, shape, pointer and strides. Returns the strides to
+// use (dense when the view gives none).
+std::vector<int64_t> check_view(const char *what, const void *data, DType dtype, const std::vector<int64_t> &shape,
+                                const std::vector<int64_t> &strides, DType want_dtype,
+                                const std::vector<int64_t> &want_shape, bool is_output);
+// A view of device memory handed to a CPU plan is refused, saying why the plan runs on the CPU.
+void check_host_memory(const Plan::Impl &p, const char *what, Memory memory);
+
+// A scratch buffer a run cannot allocate (the bordered input, a dense output, an f32 copy) is
+// reported as TooLarge, before any kernel has written the output.
+template <typename Fn>
+void out_of_memory_as_error(const Plan::Impl &p, Fn fn) {
+    try {
+        fn();
+    } catch (const std::bad_alloc &) {
+        throw Error(ErrorKind::TooLarge, std::string("out of memory: the scratch buffers of a run of ") + op_name(p.op) +
+                                             " " + shape_str(p.input_shape) + " -> " + shape_str(p.info.output_shape) +
+                                             " could not be allocated");
+    }
+}
+
+}  // namespace detail
+
+// What Plan::pack_filter keeps: the CPU kernels' packing, an epilogue plan's accumulating plan's, the f32 plan's packed filter of an f16
+// layer run as f32, or a CUDA plan's filter packed on the GPU (gpu_executor.cpp), resident there.
+struct PackedFilter::Impl {
+    std::weak_ptr<const Plan::Impl> owner;
+    detail::FilterPacking packing;   // CPU plans
+    PackedFilter via_f32;    // f16 and bf16 plans run as f32
+    // Quantized plans and plans with an epilogue: the packing of the plan that accumulates
+    // (Plan::Impl::acc_plan, or fast_acc_plan when `acc_fast`), of the converted weights.
+    PackedFilter acc;
+    bool acc_fast = false;
+    std::shared_ptr<const detail::GpuPackedFilter> gpu;  // CUDA plans
+};
+
+}  // namespace deconv
