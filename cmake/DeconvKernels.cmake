@@ -261,30 +261,61 @@ if(DECONV_BF16_DOT)
   endif()
   message(STATUS "deconv: bf16 dot-product kernels for ${DECONV_BF16_DOT_TARGET} through ${DECONV_LLC}")
 endif()
+# The quantized dot-product kernels (deconv_add_vnni_kernel below): every native x86-64 build
+# where llc is found. Without them quantized layers accumulate on the f32 or i32 kernels.
+set(_deconv_vnni_default OFF)
+if(NOT CMAKE_CROSSCOMPILING AND CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+  find_program(DECONV_LLC NAMES llc-14 llc HINTS /usr/lib/llvm-14/bin)
+  if(DECONV_LLC)
+    set(_deconv_vnni_default ON)
+  endif()
+endif()
+option(DECONV_VNNI "Build the quantized dot-product kernels (x86-64 AVX512-VNNI, needs LLVM 14's llc)" ${_deconv_vnni_default})
+if(DECONV_VNNI AND NOT DECONV_LLC)
+  message(FATAL_ERROR "deconv: DECONV_VNNI needs LLVM 14's llc (Debian package llvm-14); none found")
+endif()
 
-#   deconv_add_bf16_dot_kernel(OP <op> GENERATOR <name> RANK <r> [PARAMS k=v...])
-function(deconv_add_bf16_dot_kernel)
-  cmake_parse_arguments(K "" "OP;GENERATOR;RANK" "PARAMS" ${ARGN})
-  set(base "deconv_${K_OP}_r${K_RANK}_bf16")
-  set(name "${base}_avx512")
+# One kernel through LLVM IR and llc (the dot-product kernels below): Halide emits IR for
+# `target`, llc compiles it for `mcpu` with `mattr`. One target, registered as the avx512 variant,
+# which a variant cap below it takes away; the dispatcher checks the CPU features it needs.
+function(_deconv_llc_kernel name base from generator target mcpu mattr)
   set(dir "${CMAKE_CURRENT_BINARY_DIR}")
   string(REPLACE ";" "-" features "${DECONV_KERNEL_FEATURES}")
   add_custom_command(
     OUTPUT "${dir}/${name}.ll" "${dir}/${name}.h"
-    COMMAND deconv_generators -g ${K_GENERATOR} -f ${name} -e llvm_assembly,c_header -o "${dir}"
-            "target=${DECONV_BF16_DOT_TARGET}-${features}-no_runtime" rank=${K_RANK} dtype=bf16 ${K_PARAMS}
-    DEPENDS deconv_generators
+    COMMAND ${from} -g ${generator} -f ${name} -e llvm_assembly,c_header -o "${dir}"
+            "target=${target}-${features}-no_runtime" ${ARGN}
+    DEPENDS ${from}
     VERBATIM)
   add_custom_command(
     OUTPUT "${dir}/${name}.o"
-    COMMAND "${DECONV_LLC}" -O3 -mcpu=sapphirerapids -mattr=-avx512fp16 -relocation-model=pic -filetype=obj
+    COMMAND "${DECONV_LLC}" -O3 -mcpu=${mcpu} ${mattr} -relocation-model=pic -filetype=obj
             "${dir}/${name}.ll" -o "${dir}/${name}.o"
     DEPENDS "${dir}/${name}.ll"
     VERBATIM)
   set_property(GLOBAL APPEND PROPERTY DECONV_GENERATOR_STEPS ${name})
   add_library(${name} STATIC "${dir}/${name}.o" "${dir}/${name}.h")
   set_target_properties(${name} PROPERTIES LINKER_LANGUAGE CXX)
-  # One target, one function: registered as the AVX-512 variant, which a variant cap below it
-  # takes away.
-  _deconv_register_kernel(${K_GENERATOR} ${base} CPU avx512 rank=${K_RANK} dtype=bf16 ${K_PARAMS})
+  _deconv_register_kernel(${generator} ${base} CPU avx512 ${ARGN})
+endfunction()
+
+#   deconv_add_bf16_dot_kernel(OP <op> GENERATOR <name> RANK <r> [PARAMS k=v...])
+function(deconv_add_bf16_dot_kernel)
+  cmake_parse_arguments(K "" "OP;GENERATOR;RANK" "PARAMS" ${ARGN})
+  set(base "deconv_${K_OP}_r${K_RANK}_bf16")
+  _deconv_llc_kernel(${base}_avx512 ${base} deconv_generators ${K_GENERATOR} "${DECONV_BF16_DOT_TARGET}"
+                     sapphirerapids -mattr=-avx512fp16 rank=${K_RANK} dtype=bf16 ${K_PARAMS})
+endfunction()
+
+# Quantized dot-product kernels (x86-64 with AVX512-VNNI: vpdpbusd, four u8 x i8 products per i32
+# lane and instruction). Halide 14 emits vpdpbusd only for its Sapphire Rapids target; its IR
+# holds the instruction as an intrinsic and no CPU attributes, so llc compiles it for Cascade Lake,
+# the first CPU with VNNI (no AVX512-FP16 or BF16 instructions can appear). The dispatcher calls
+# them only where the CPU has VNNI (runtime/kernels/halide_glue.cpp, cpu_has_vnni).
+#   deconv_add_vnni_kernel(OP <op> GENERATOR <name> RANK <r> FROM <executable> [PARAMS k=v...])
+function(deconv_add_vnni_kernel)
+  cmake_parse_arguments(K "" "OP;GENERATOR;RANK;FROM" "PARAMS" ${ARGN})
+  set(base "deconv_${K_OP}_r${K_RANK}_u8")
+  _deconv_llc_kernel(${base}_avx512 ${base} ${K_FROM} ${K_GENERATOR} "${DECONV_BF16_DOT_TARGET}"
+                     cascadelake "" rank=${K_RANK} dtype=u8 ${K_PARAMS})
 endfunction()

@@ -12,6 +12,8 @@
 #include "cpu/epilogue_pass.h"
 #include "dispatch/implementations.h"
 #include "kernels/half_conversion.h"
+#include "kernels/halide_glue.h"
+#include "cpu/quantized_dots_executor.h"
 #include "kernels/kernel_call.h"
 #include "kernels/tensor_copy.h"
 #include "layer/checked_math.h"
@@ -64,12 +66,18 @@ struct ConvertedWeights {
     bool fast = false;
 };
 
+std::vector<int8_t> dense_weights(const Plan::Impl &p, const ConstTensorView &filter, const std::vector<int64_t> &w_st) {
+    std::vector<int8_t> w((size_t)element_count(p.filter_shape));
+    detail::copy_tensor((const uint8_t *)filter.data, w_st, (uint8_t *)w.data(), detail::dense_strides(p.filter_shape),
+                        p.filter_shape, 1);
+    return w;
+}
+
 ConvertedWeights convert_quantized_weights(const Plan::Impl &p, const ConstTensorView &filter,
                                            const std::vector<int64_t> &w_st) {
     const std::vector<int64_t> dense = detail::dense_strides(p.filter_shape);
     const int64_t count = element_count(p.filter_shape);
-    std::vector<int8_t> w((size_t)count);
-    detail::copy_tensor((const uint8_t *)filter.data, w_st, (uint8_t *)w.data(), dense, p.filter_shape, 1);
+    const std::vector<int8_t> w = dense_weights(p, filter, w_st);
     ConvertedWeights out;
     if (p.fast_acc_plan) {
         const int64_t sum = detail::max_output_channel_weight_sum(w.data(), p.filter_shape, grouped_filter(p.op),
@@ -108,6 +116,8 @@ struct AccWeights {
     ConstTensorView raw;
     const PackedFilter *packed = nullptr;
     std::vector<uint8_t> converted;  // keeps `raw`'s data alive when converted
+    // Quantized layers on the dot-product kernel: its packing (then `plan` is unused).
+    std::shared_ptr<const detail::QuantDotsFilter> dots;
 };
 
 }  // namespace
@@ -159,6 +169,21 @@ Plan Plan::create(Op op, const DataTypes &types, const std::vector<int64_t> &inp
         } catch (const Error &err) {
             if (err.kind() != ErrorKind::Unsupported) throw;
         }
+        impl->phases = impl->acc_plan->phases;
+        const std::string &variant = impl->acc_plan->variant;
+        if (detail::quant_dots_take(*impl) && detail::cpu_has_vnni(variant)) {
+            detail::KernelKey key;
+            key.family = detail::KernelFamily::Generic;
+            key.generator = "deconv_phase_conv_quant";
+            key.rank = impl->geo.rank;
+            key.dtype = DType::u8;
+            key.layout = DataFormat::NXC;
+            key.channels = true;
+            detail::QuantDotsStore probe;
+            impl->quant_dots_fused = detail::quant_dots_slots(epilogue.post_ops, probe) && types.dst != DType::bf16;
+            key.extra = std::string("dst=") + dtype_name(impl->quant_dots_fused ? types.dst : DType::f32);
+            impl->quant_dots_kernel = detail::find_kernel(key, variant);
+        }
     } else {
         impl->acc_plan = plain(types.src == DType::f64 ? DType::f64 : DType::f32);
     }
@@ -180,7 +205,10 @@ PackedFilter Plan::pack_epilogue_filter(const ConstTensorView &filter) const {
     check_host_memory(p, "filter", filter.memory);
     auto packed = std::make_shared<PackedFilter::Impl>();
     packed->owner = impl_;
-    if (detail::is_quantized(p.types)) {
+    if (p.quant_dots_kernel) {
+        packed->quant_dots = std::make_shared<const detail::QuantDotsFilter>(
+            detail::pack_quant_dots_filter(p, dense_weights(p, filter, w_st).data()));
+    } else if (detail::is_quantized(p.types)) {
         ConvertedWeights w = convert_quantized_weights(p, filter, w_st);
         packed->acc_fast = w.fast;
         packed->acc = Plan(w.plan).pack_filter(ConstTensorView(w.data.data(), w.plan->dtype, p.filter_shape));
@@ -195,17 +223,71 @@ PackedFilter Plan::pack_epilogue_filter(const ConstTensorView &filter) const {
 
 namespace {
 
+// The dot-product kernel's epilogue inputs for one run: per-channel bias and scales, and (fused
+// plans) the post-op slots and zero point.
+detail::QuantDotsStore dots_store(const Plan::Impl &p, const detail::EpilogueValues &ev) {
+    const int64_t channels = output_channels(p);
+    detail::QuantDotsStore s;
+    s.bias.assign((size_t)channels, 0.f);
+    s.scale.assign((size_t)channels, 1.f);
+    if (ev.bias) {
+        for (int64_t c = 0; c < channels; c++) {
+            s.bias[c] = *p.epilogue.bias == DType::i32 ? (float)((const int32_t *)ev.bias)[c] : ((const float *)ev.bias)[c];
+        }
+    }
+    if (ev.scales) {
+        for (int64_t c = 0; c < channels; c++) s.scale[c] = ev.scales[ev.scale_count == 1 ? 0 : c];
+    }
+    if (p.quant_dots_fused) {
+        detail::quant_dots_slots(p.epilogue.post_ops, s);
+        s.dst_zero_point = (float)p.epilogue.dst_zero_point;
+    }
+    return s;
+}
+
 // Runs the accumulating plan (`run_plan(x, y)`, on `w`) and the epilogue into `output` (every
 // view checked).
 template <typename RunPlan>
 void run_with_epilogue(const Plan::Impl &p, const ConstTensorView &input, const std::vector<int64_t> &in_st,
                        const TensorView &output, const std::vector<int64_t> &out_st, const AccWeights &w,
                        const detail::EpilogueValues &ev, RunPlan run_plan) {
-    const Plan::Impl &acc = *w.plan;
     const std::vector<int64_t> &out_shape = p.info.output_shape;
     const int c_axis = output_channel_axis(p);
     const bool quantized = detail::is_quantized(p.types);
+    const Plan::Impl &acc = w.dots ? *p.acc_plan : *w.plan;
     const bool same_type = !quantized && acc.dtype == p.dtype;
+    if (w.dots) {
+        detail::QuantDotsStore store = dots_store(p, ev);
+        const bool nxc = p.geo.data_format == DataFormat::NXC;
+        if (p.quant_dots_fused && nxc && out_st.back() == 1) {
+            detail::run_quant_dots(p, p.quant_dots_kernel, *w.dots, store, input.data, in_st, output.data, p.types.dst,
+                                   out_st);
+            return;
+        }
+        // Channels-first outputs (or a strided channel axis) through a channels-last copy; post-op
+        // lists the kernel cannot run through its f32 values and the epilogue pass.
+        const DType kt = p.quant_dots_fused ? p.types.dst : DType::f32;
+        std::vector<int64_t> nxc_shape = nxc ? out_shape : detail::ncx_to_nxc_order(out_shape);
+        const std::vector<int64_t> nxc_st = detail::dense_strides(nxc_shape);
+        const std::vector<int64_t> acc_st = nxc ? nxc_st : detail::nxc_to_ncx_order(nxc_st);
+        detail::BufferPool::Lease y = p.output_pool.take((size_t)element_count(out_shape) * dtype_size(kt));
+        detail::run_quant_dots(p, p.quant_dots_kernel, *w.dots, store, input.data, in_st, y.data(), kt, nxc_st);
+        if (p.quant_dots_fused) {
+            detail::copy_tensor(y.data(), acc_st, (uint8_t *)output.data, out_st, out_shape, dtype_size(kt));
+            return;
+        }
+        Epilogue rest = p.epilogue;  // bias and scales are the kernel's
+        rest.bias.reset();
+        rest.scale_mode = ScaleMode::none;
+        rest.scales.clear();
+        detail::EpilogueValues after = ev;
+        after.epilogue = &rest;
+        after.scales = nullptr;
+        after.scale_count = 0;
+        after.bias = nullptr;
+        detail::apply_epilogue(after, DType::f32, y.data(), acc_st, output.data, out_st, out_shape, c_axis);
+        return;
+    }
     // f32 and f64 layers without a sum accumulate into the output itself, and the pass runs in
     // place there.
     if (same_type && !has_sum(p.epilogue)) {
@@ -256,7 +338,10 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
         check_host_memory(p, "output", output.memory);
         detail::check_run_args(p.epilogue, args, output_channels(p));
         AccWeights w;
-        if (detail::is_quantized(p.types)) {
+        if (p.quant_dots_kernel) {
+            w.dots = std::make_shared<const detail::QuantDotsFilter>(
+                detail::pack_quant_dots_filter(p, dense_weights(p, filter, w_st).data()));
+        } else if (detail::is_quantized(p.types)) {
             ConvertedWeights c = convert_quantized_weights(p, filter, w_st);
             w.plan = c.plan;
             w.converted = std::move(c.data);
@@ -304,6 +389,7 @@ void Plan::run(const ConstTensorView &input, const PackedFilter &filter, const T
         AccWeights w;
         w.plan = filter.impl_->acc_fast ? p.fast_acc_plan : p.acc_plan;
         w.packed = &filter.impl_->acc;
+        w.dots = filter.impl_->quant_dots;
         run_with_epilogue(p, input, in_st, output, out_st, w, epilogue_values(p, args),
                           [&](const ConstTensorView &x, const TensorView &y) {
                               if (w.packed) Plan(w.plan).run(x, *w.packed, y);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "cpu/filter_packing.h"
+#include "cpu/quantized_dots_executor.h"
 #include "gpu/gpu_executor.h"
 #include "layer/messages.h"
 #include "plan/plan_impl.h"
@@ -49,6 +50,8 @@ struct PackedFilter::Impl {
     // (Plan::Impl::acc_plan, or fast_acc_plan when `acc_fast`), of the converted weights.
     PackedFilter acc;
     bool acc_fast = false;
+    // Quantized plans on the dot-product kernel: its packing instead.
+    std::shared_ptr<const detail::QuantDotsFilter> quant_dots;
     std::shared_ptr<const detail::GpuPackedFilter> gpu;  // CUDA plans
 };
 

@@ -96,6 +96,10 @@ std::string implementation_chain(const Plan::Impl &p) {
 }
 
 std::string describe_execution(const Plan::Impl &p) {
+    if (p.quant_dots_kernel) {
+        return describe_epilogue(p) + "; accumulates on " + p.quant_dots_kernel->name +
+               " (u8 x i8 quads, vpdpbusd) over a zero-point-bordered channels-last copy";
+    }
     if (p.acc_plan) {
         std::string s = describe_epilogue(p) + "; accumulates on the " + dtype_name(p.acc_plan->dtype) + " plan";
         if (p.fast_acc_plan) s += " (the f32 plan where exact for the filter)";

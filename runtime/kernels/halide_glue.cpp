@@ -149,6 +149,19 @@ bool cpu_has_bf16_dot(const std::string &variant) {
 #endif
 }
 
+bool cpu_has_vnni(const std::string &variant) {
+#if defined(__x86_64__)
+    if (variant != variants().front().name || !can_use(variants().front().features)) return false;
+    // CPUID leaf 7, subleaf 0: ECX bit 11 is AVX512-VNNI.
+    unsigned a = 7, b = 0, c = 0, d = 0;
+    __asm__("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+    return (c >> 11) & 1;
+#else
+    (void)variant;
+    return false;
+#endif
+}
+
 int cpu_variant_rank(const std::string &name) {
     for (size_t i = 0; i < variants().size(); i++)
         if (name == variants()[i].name) return (int)i;

@@ -157,6 +157,11 @@ struct Plan::Impl : detail::ResolvedLayer, detail::CpuConf {
     // `fast_acc_plan` (f32) for filters whose largest output channel weight sum times the largest
     // input magnitude stays below 2^24, where every partial sum is an f32 integer.
     std::shared_ptr<const Impl> acc_plan, fast_acc_plan;
+    // Quantized backprop layers on CPUs with AVX512-VNNI: the dot-product kernel that accumulates
+    // instead (cpu/quantized_dots_executor.h), null otherwise; `quant_dots_fused`: it stores the
+    // dst with the whole epilogue, else f32 values that the epilogue pass finishes.
+    const detail::KernelEntry *quant_dots_kernel = nullptr;
+    bool quant_dots_fused = false;
     // Channels-first backprop layers with many output channels: the same layer on channels-last
     // data, whose kernels store whole channel vectors (see choose_via_channels_last). Runs
     // transpose the input into it and its result back.

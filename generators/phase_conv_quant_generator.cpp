@@ -1,0 +1,109 @@
+// Generator registration of the quantized backprop kernel: the phase convolution of
+// phase_conv_algorithm.h on channels-last u8 data and i8 weights, accumulated in i32, less a
+// per-channel compensation (the source zero point's share, which the dispatcher computes per
+// phase: runtime/cpu/quantized_dots_executor.cpp), then the epilogue in the store: bias, output
+// scale, two piecewise-linear post-ops (relu with a slope, clip, bounded_relu, linear), the
+// destination zero point, rounding half to even and saturation to `dst` (u8, i8, i32 or f32).
+// Every epilogue value is a run-time input, identity where the layer has none. Interior only:
+// the dispatcher hands a copy of the input bordered with the zero point, so every tap reads a
+// real or a padded element and the compensation is the same for every output of a phase.
+// Scheduled by schedules/cpu_quant_dots_schedule.h; an executable of its own
+// (generators/CMakeLists.txt).
+#include "phase_conv_algorithm.h"
+#include "schedules/cpu_quant_dots_schedule.h"
+
+#include <iostream>
+
+namespace deconv {
+namespace gen {
+
+class PhaseConvQuantGenerator : public Halide::Generator<PhaseConvQuantGenerator> {
+public:
+    GeneratorParam<int> rank{"rank", 2, 1, 3};
+    // The data's storage type: u8 (i8 data reaches the kernel shifted by 128: the dispatcher's copy).
+    GeneratorParam<std::string> dtype{"dtype", "u8"};
+    GeneratorParam<std::string> layout{"layout", "nxc"};
+    // The output's type: u8, i8, i32 or f32 (the f32 value before post-ops the kernel cannot run,
+    // which the dispatcher's epilogue pass then applies).
+    GeneratorParam<std::string> dst{"dst", "u8"};
+    GeneratorParam<int> vectors{"vectors", 4, 1, 8};
+    GeneratorParam<int> q_tile{"q_tile", 6, 1, 16};
+
+    Input<int32_t> in_step_0{"in_step_0", 1, 1, 1 << 20};
+    Input<int32_t> in_step_1{"in_step_1", 1, 1, 1 << 20};
+    Input<int32_t> in_step_2{"in_step_2", 1, 1, 1 << 20};
+    // Post-op slot i: v = clamp(select(v > 0, v * pos_i, v * neg_i) + add_i, lo_i, hi_i).
+    Input<float> pos_0{"pos_0", 1.f}, neg_0{"neg_0", 1.f}, add_0{"add_0", 0.f}, lo_0{"lo_0", 0.f}, hi_0{"hi_0", 0.f};
+    Input<float> pos_1{"pos_1", 1.f}, neg_1{"neg_1", 1.f}, add_1{"add_1", 0.f}, lo_1{"lo_1", 0.f}, hi_1{"hi_1", 0.f};
+    Input<float> dst_zero_point{"dst_zero_point", 0.f};
+
+    // data [ci, g, x.., n]; filter [co4, ci, g, k..] (below); comp, bias, scale [co, g]; output
+    // [co, g, y.., n].
+    Halide::GeneratorInput<Buffer<>> *input = nullptr, *filter = nullptr, *comp = nullptr, *bias = nullptr,
+                                     *scale = nullptr;
+    Halide::GeneratorOutput<Buffer<>> *output = nullptr;
+
+    void configure() {
+        if (std::string(dtype) != "u8" || std::string(layout) != "nxc") {
+            std::cerr << "deconv generator: the quantized kernel takes dtype=u8 layout=nxc\n";
+            std::exit(1);
+        }
+        const int d = rank;
+        input = add_input<Buffer<>>("input", UInt(8), d + 3);
+        filter = add_input<Buffer<>>("filter", Int(8), d + 3);
+        comp = add_input<Buffer<>>("comp", Int(32), 2);
+        bias = add_input<Buffer<>>("bias", Float(32), 2);
+        scale = add_input<Buffer<>>("scale", Float(32), 2);
+        output = add_output<Buffer<>>("output", dst_type(), d + 3);
+    }
+
+    Halide::Type dst_type() const {
+        const std::string t = dst;
+        if (t == "u8") return Halide::UInt(8);
+        if (t == "i8") return Halide::Int(8);
+        if (t == "i32") return Halide::Int(32);
+        if (t == "f32") return Halide::Float(32);
+        std::cerr << "deconv generator: dst must be u8, i8, i32 or f32, not '" << t << "'\n";
+        std::exit(1);
+    }
+
+    void generate() {
+        using namespace Halide;
+        std::vector<Expr> steps = {in_step_0, in_step_1, in_step_2};
+        steps.resize(rank);
+        const Func in = logical_input(*input, *input, Layout::NXC, rank, UInt(8), false);
+        // The weights in quads: output channel co's weights of input channels 4i..4i+3 are the four
+        // bytes at 4*co of row 4i, whose rows lie C_OUT bytes apart (so row 4i starts 4i*C_OUT
+        // bytes in: one quad row of 4*C_OUT bytes per four input channels). The buffer's ci axis
+        // has the layer's extent, and is read at multiples of four.
+        std::vector<Var> k;
+        for (int i = 0; i < rank + 3; i++) k.emplace_back("k" + std::to_string(i));
+        Func w("filter_quads");
+        {
+            std::vector<Expr> at(rank + 3);
+            const Expr co = k[rank], ci = k[rank + 1];
+            at[0] = 4 * co + ci % 4;
+            at[1] = ci / 4 * 4;
+            at[2] = k[rank + 2];
+            for (int i = 0; i < rank; i++) at[3 + i] = k[i];
+            w(k) = (*filter)(at);
+        }
+        ConvStages p = define_phase_conv(in, w, *filter, Layout::NXC, true, rank, steps, UInt(8));
+        const std::vector<Var> args = p.out_args();
+        // The epilogue's order (include/deconv/deconv.h): the accumulator as f32, bias, scale,
+        // post-ops, zero point, round half to even, saturate.
+        Expr v = (cast<float>(p.acc(args) - (*comp)(p.co, p.g)) + (*bias)(p.co, p.g)) * (*scale)(p.co, p.g);
+        v = clamp(select(v > 0, v * pos_0, v * neg_0) + add_0, lo_0, hi_0);
+        v = clamp(select(v > 0, v * pos_1, v * neg_1) + add_1, lo_1, hi_1);
+        const Type t = dst_type();
+        (*output)(args) = t.is_float() ? v : saturating_cast(t, round(v + dst_zero_point));
+        p.out = *output;
+        filter->dim(1).set_stride(Expr());
+        schedule_cpu_quant_dots(p, *output, vectors, q_tile);
+    }
+};
+
+}  // namespace gen
+}  // namespace deconv
+
+HALIDE_REGISTER_GENERATOR(deconv::gen::PhaseConvQuantGenerator, deconv_phase_conv_quant)

@@ -1,0 +1,222 @@
+#include "cpu/quantized_dots_executor.h"
+
+#include "kernels/kernel_call.h"
+#include "layer/phase_decomposition.h"
+
+#include "HalideRuntime.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace deconv {
+namespace detail {
+
+namespace {
+
+// deconv_phase_conv_quant's signature (generators/phase_conv_quant_generator.cpp).
+using QuantDotsFn = int (*)(int32_t, int32_t, int32_t, float, float, float, float, float, float, float, float, float,
+                            float, float, halide_buffer_t *, halide_buffer_t *, halide_buffer_t *, halide_buffer_t *,
+                            halide_buffer_t *, halide_buffer_t *);
+
+// What u8 data reads as after the copy: its zero point (u8) or its zero point moved by 128 (i8).
+int32_t copy_zero_point(const Plan::Impl &p) {
+    return p.epilogue.src_zero_point + (p.types.src == DType::i8 ? 128 : 0);
+}
+
+// Input margins per spatial axis (spec order) that every phase's taps need.
+void margins(const Plan::Impl &p, std::vector<int64_t> &lo, std::vector<int64_t> &hi) {
+    const int rank = p.geo.rank;
+    lo.assign(rank, 0);
+    hi.assign(rank, 0);
+    for (int a = 0; a < rank; a++) {
+        for (const AxisPhase &ph : p.phases[a]) {
+            if (ph.tap_count == 0) continue;
+            lo[a] = std::max(lo[a], (ph.tap_count - 1) * ph.in_step - ph.in_offset);
+            hi[a] = std::max(hi[a], ph.out_count - 1 + ph.in_offset - (p.geo.in_spatial[a] - 1));
+        }
+    }
+}
+
+std::vector<size_t> phase_counts(const Plan::Impl &p) {
+    std::vector<size_t> counts;
+    for (const auto &axis : p.phases) counts.push_back(axis.size());
+    return counts;
+}
+
+halide_buffer_t view(halide_type_t type, const void *host, int dims, halide_dimension_t *dim) {
+    halide_buffer_t b{};
+    b.host = (uint8_t *)host;
+    b.type = type;
+    b.dimensions = dims;
+    b.dim = dim;
+    return b;
+}
+
+}  // namespace
+
+bool quant_dots_take(const Plan::Impl &p) { return !p.geo.forward && p.geo.c_out >= 16; }
+
+bool quant_dots_slots(const std::vector<PostOp> &ops, QuantDotsStore &store) {
+    if (ops.size() > 2) return false;
+    for (size_t i = 0; i < ops.size(); i++) {
+        const PostOp &op = ops[i];
+        QuantDotsStore::Slot &s = store.slot[i];
+        if (op.kind != PostOp::Kind::eltwise) return false;
+        switch (op.alg) {
+        case Eltwise::relu: s.neg = op.alpha; break;
+        case Eltwise::clip: s.lo = op.alpha; s.hi = op.beta; break;
+        case Eltwise::bounded_relu: s.neg = 0; s.hi = op.alpha; break;
+        case Eltwise::linear: s.pos = s.neg = op.alpha; s.add = op.beta; break;
+        default: return false;
+        }
+    }
+    return true;
+}
+
+QuantDotsFilter pack_quant_dots_filter(const Plan::Impl &p, const int8_t *w) {
+    const OpGeometry &g = p.geo;
+    const int rank = g.rank;
+    QuantDotsFilter f;
+    f.c_in4 = (g.c_in + 3) / 4 * 4;
+    int64_t taps = 1;
+    for (int64_t k : g.kernel) taps *= k;
+    const int64_t block = f.c_in4 * g.c_out;  // one tap's quads
+    f.data.assign((size_t)(g.groups * taps * block), 0);
+    // Source [G][C_IN][C_OUT][taps]; each output channel's sum per tap for the compensation.
+    std::vector<int64_t> tap_sums((size_t)(g.groups * taps * g.c_out), 0);
+    for (int64_t gi = 0; gi < g.groups; gi++)
+        for (int64_t ci = 0; ci < g.c_in; ci++)
+            for (int64_t co = 0; co < g.c_out; co++) {
+                const int8_t *src = w + ((gi * g.c_in + ci) * g.c_out + co) * taps;
+                for (int64_t t = 0; t < taps; t++) {
+                    f.data[(size_t)((gi * taps + t) * block + (ci / 4) * 4 * g.c_out + co * 4 + ci % 4)] = src[t];
+                    tap_sums[(size_t)((gi * taps + t) * g.c_out + co)] += src[t];
+                }
+            }
+    const int64_t zp = copy_zero_point(p);
+    // Tap strides of the flattened [K_1..K_D] index.
+    std::vector<int64_t> kst(rank, 1);
+    for (int a = rank - 2; a >= 0; a--) kst[a] = kst[a + 1] * g.kernel[a + 1];
+    for_each_combination(phase_counts(p), [&](const std::vector<size_t> &at) {
+        std::vector<int32_t> comp((size_t)(g.groups * g.c_out), 0);
+        std::vector<size_t> tap_counts;
+        for (int a = 0; a < rank; a++) tap_counts.push_back((size_t)p.phases[a][at[a]].tap_count);
+        for_each_combination(tap_counts, [&](const std::vector<size_t> &j) {
+            int64_t t = 0;
+            for (int a = 0; a < rank; a++) {
+                const AxisPhase &ph = p.phases[a][at[a]];
+                t += (ph.tap_first + (int64_t)j[a] * ph.tap_step) * kst[a];
+            }
+            for (int64_t gi = 0; gi < g.groups; gi++)
+                for (int64_t co = 0; co < g.c_out; co++)
+                    comp[(size_t)(gi * g.c_out + co)] += (int32_t)(zp * tap_sums[(size_t)((gi * taps + t) * g.c_out + co)]);
+        });
+        f.comp.push_back(std::move(comp));
+    });
+    return f;
+}
+
+void run_quant_dots(const Plan::Impl &p, const KernelEntry *kernel, const QuantDotsFilter &f, const QuantDotsStore &store,
+                    const void *input, const std::vector<int64_t> &in_st, void *out, DType out_type,
+                    const std::vector<int64_t> &out_st) {
+    const OpGeometry &g = p.geo;
+    const int rank = g.rank;
+    std::vector<int64_t> lo, hi;
+    margins(p, lo, hi);
+    // The bordered channels-last copy [N, X'_1..X'_D, G*C_IN4], filled with the zero point.
+    std::vector<int64_t> ext(rank), cst(rank);
+    const int64_t c_tot = g.groups * f.c_in4;
+    int64_t positions = 1;
+    for (int a = 0; a < rank; a++) {
+        ext[a] = g.in_spatial[a] + lo[a] + hi[a];
+        positions *= ext[a];
+    }
+    for (int64_t a = rank - 1, s = 1; a >= 0; a--) {
+        cst[a] = s * c_tot;
+        s *= ext[a];
+    }
+    const int64_t image = positions * c_tot;
+    BufferPool::Lease copy = p.bordered_pool.take((size_t)(g.n * image));
+    uint8_t *x = copy.data();
+    std::memset(x, copy_zero_point(p), (size_t)(g.n * image));
+    // The caller's input, by its data format: channel stride and spatial strides.
+    const bool nxc = g.data_format == DataFormat::NXC;
+    const int64_t in_c = nxc ? in_st[rank + 1] : in_st[1];
+    const uint8_t flip = p.types.src == DType::i8 ? 0x80 : 0;
+    const uint8_t *src = (const uint8_t *)input;
+    int64_t in_positions = 1;
+    for (int64_t v : g.in_spatial) in_positions *= v;
+    for (int64_t n = 0; n < g.n; n++) {
+        for (int64_t pos = 0; pos < in_positions; pos++) {
+            int64_t rest = pos, s_off = n * in_st[0], d_off = n * image;
+            for (int a = rank - 1; a >= 0; a--) {
+                const int64_t i = rest % g.in_spatial[a];
+                rest /= g.in_spatial[a];
+                s_off += i * in_st[(nxc ? 1 : 2) + a];
+                d_off += (i + lo[a]) * cst[a];
+            }
+            for (int64_t gi = 0; gi < g.groups; gi++) {
+                const uint8_t *s = src + s_off + gi * g.c_in * in_c;
+                uint8_t *d = x + d_off + gi * f.c_in4;
+                for (int64_t ci = 0; ci < g.c_in; ci++) d[ci] = s[ci * in_c] ^ flip;
+            }
+        }
+    }
+    // The output [N, Y_1..Y_D, G*C_OUT] (out_st). Outputs that no tap reaches hold the
+    // epilogue of a zero sum: each such phase runs on the kernel with its taps' extent zero.
+    const size_t out_elem = dtype_size(out_type);
+
+    int64_t taps = 1;
+    std::vector<int64_t> kst(rank, 1);
+    for (int a = rank - 1; a >= 0; a--) {
+        kst[a] = taps;
+        taps *= g.kernel[a];
+    }
+    const int64_t block = f.c_in4 * g.c_out;
+    size_t combo = 0;
+    const QuantDotsFn fn = kernel->as<QuantDotsFn>();
+    for_each_combination(phase_counts(p), [&](const std::vector<size_t> &at) {
+        const std::vector<int32_t> &comp = f.comp[combo++];
+        halide_dimension_t in_d[6], w_d[6], c_d[2], o_d[6];
+        int32_t steps[3] = {1, 1, 1};
+        set_dim(in_d[0], 0, f.c_in4, 1);
+        set_dim(in_d[1], 0, g.groups, f.c_in4);
+        set_dim(w_d[0], 0, 4 * g.c_out, 1);
+        set_dim(w_d[1], 0, f.c_in4, g.c_out);
+        set_dim(w_d[2], 0, g.groups, taps * block);
+        set_dim(c_d[0], 0, g.c_out, 1);
+        set_dim(c_d[1], 0, g.groups, g.c_out);
+        set_dim(o_d[0], 0, g.c_out, 1);
+        set_dim(o_d[1], 0, g.groups, g.c_out);
+        bool tapped = true;
+        int64_t w_off = 0, o_off = 0;
+        for (int a = 0; a < rank; a++) {
+            const AxisPhase &ph = p.phases[a][at[a]];
+            const int h = rank - 1 - a;  // Halide's spatial axis of spec axis a
+            set_dim(in_d[2 + h], -(ph.in_offset + lo[a]), ext[a], cst[a]);
+            // (A phase without taps: one tap of weight zero, the same sum.)
+            tapped = tapped && ph.tap_count > 0;
+            set_dim(w_d[3 + h], 0, std::max<int64_t>(ph.tap_count, 1), ph.tap_step * kst[a] * block);
+            set_dim(o_d[2 + h], 0, ph.out_count, (int64_t)p.info.strides[a] * out_st[1 + a]);
+            w_off += std::min(ph.tap_first, g.kernel[a] - 1) * kst[a] * block;
+            o_off += ph.out_first * out_st[1 + a];
+            steps[h] = (int32_t)ph.in_step;
+        }
+        set_dim(in_d[2 + rank], 0, g.n, image);
+        set_dim(o_d[2 + rank], 0, g.n, out_st[0]);
+        if (!tapped) w_d[1].extent = 0;  // no input channels: the sum is zero
+        halide_buffer_t in_b = view(halide_type_t(halide_type_uint, 8), x, rank + 3, in_d);
+        halide_buffer_t w_b = view(halide_type_t(halide_type_int, 8), f.data.data() + w_off, rank + 3, w_d);
+        halide_buffer_t c_b = view(halide_type_t(halide_type_int, 32), comp.data(), 2, c_d);
+        halide_buffer_t b_b = view(halide_type_t(halide_type_float, 32), store.bias.data(), 2, c_d);
+        halide_buffer_t s_b = view(halide_type_t(halide_type_float, 32), store.scale.data(), 2, c_d);
+        halide_buffer_t o_b = view(halide_type(out_type), (uint8_t *)out + o_off * (int64_t)out_elem, rank + 3, o_d);
+        const QuantDotsStore::Slot &s0 = store.slot[0], &s1 = store.slot[1];
+        const int rc = fn(steps[0], steps[1], steps[2], s0.pos, s0.neg, s0.add, s0.lo, s0.hi, s1.pos, s1.neg, s1.add,
+                          s1.lo, s1.hi, store.dst_zero_point, &in_b, &w_b, &c_b, &b_b, &s_b, &o_b);
+        if (rc != 0) fail_kernel(kernel, rc);
+    });
+}
+
+}  // namespace detail
+}  // namespace deconv

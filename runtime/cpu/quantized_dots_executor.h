@@ -1,0 +1,62 @@
+// Quantized backprop layers on the dot-product kernels (deconv_phase_conv_quant: u8 x i8 in
+// input-channel quads, vpdpbusd): the filter packed in quads with each phase's zero-point
+// compensation, a channels-last copy of the input bordered with the zero point, and one kernel
+// call per combination of stride phases, each storing its outputs through the epilogue (bias,
+// scale, up to two piecewise-linear post-ops, zero point, saturation) into a channels-last
+// tensor of the kernel's dst type.
+//
+// Why the border holds the zero point: every tap of a phase then reads a real element or one
+// worth exactly zero after the subtraction, so sum((x - zp) * w) = sum(x * w) - zp * sum(w) over
+// all the phase's taps, the same compensation for every output of the phase (the kernel
+// subtracts it). i8 data is copied as u8 (x + 128, its zero point moved by 128 likewise), the
+// operand vpdpbusd takes.
+#pragma once
+
+#include "kernels/kernel_registry.h"
+#include "plan/plan_impl.h"
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace deconv {
+namespace detail {
+
+struct QuantDotsFilter {
+    // [G][K_1..K_D][C_IN4 / 4][C_OUT][4]: the weights of four input channels of an output channel
+    // side by side (C_IN4: the input channels per group rounded up to four, the extra ones zero).
+    std::vector<int8_t> data;
+    int64_t c_in4 = 0;
+    // Per combination of phases (the odometer's order, last axis fastest): [G][C_OUT].
+    std::vector<std::vector<int32_t>> comp;
+};
+
+// Whether `p` (a backprop layer) runs on the dot-product kernel: at least a vector of output
+// channels per group.
+bool quant_dots_take(const Plan::Impl &p);
+
+// The epilogue the kernel applies in its store (its run-time inputs).
+struct QuantDotsStore {
+    std::vector<float> bias, scale;  // per output channel [G*C_OUT]: 0 and 1 where the layer has none
+    // Post-op slot i: v = clamp(select(v > 0, v * pos, v * neg) + add, lo, hi).
+    struct Slot {
+        float pos = 1, neg = 1, add = 0, lo = -INFINITY, hi = INFINITY;
+    } slot[2];
+    float dst_zero_point = 0;
+};
+// The slots of a post-op list, when the kernel can run it: at most two of relu, clip,
+// bounded_relu and linear, and no sum (false otherwise).
+bool quant_dots_slots(const std::vector<PostOp> &ops, QuantDotsStore &store);
+
+// Packs a dense i8 filter of the op's layout ([G, C_IN, C_OUT, K..] or [C_IN, C_OUT, K..]).
+QuantDotsFilter pack_quant_dots_filter(const Plan::Impl &p, const int8_t *w);
+
+// Runs the layer on `kernel` into `out`, a channels-last tensor [N, Y_1..Y_D, G*C_OUT] of the
+// kernel's dst type with strides `out_st` (the channels' 1); `input` (u8 or i8, p.types.src) has
+// strides `in_st` in the layer's data format.
+void run_quant_dots(const Plan::Impl &p, const KernelEntry *kernel, const QuantDotsFilter &f, const QuantDotsStore &store,
+                    const void *input, const std::vector<int64_t> &in_st, void *out, DType out_type,
+                    const std::vector<int64_t> &out_st);
+
+}  // namespace detail
+}  // namespace deconv
