@@ -1646,6 +1646,204 @@ def schedules_errors(ctx):
 
 
 # ------------------------------------------------------------------------------------------
+# Quantized layers and epilogues (--cfg, --oscale, --src-zp, --dst-zp, --bias, --post-ops): the
+# numpy reference follows include/deconv/deconv.h's order (oneDNN 2.6's): the exact integer sum
+# over the taps of (x - src_zp) * w, v = scale[c] * (acc + bias[c]) in f32, the post-ops, + dst_zp,
+# rounded half to even and saturated.
+
+def per_oc_scales(value, channels):
+    """--oscale per_oc:V: channel c gets V * 2^((c mod 5) - 2)."""
+    np = np_()
+    return np.array([value * 2.0 ** ((c % 5) - 2) for c in range(channels)], dtype=np.float32)
+
+
+def channel_vector(v, ndim):
+    """A per-channel vector shaped to broadcast over [N, C, X..]."""
+    return v.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+@case
+def quantized_run_matches_numpy(ctx):
+    """u8 data, i8 weights, u8 output: src and dst zero points, per-channel scales, an i32 bias
+    and relu, in both data formats, against a numpy int64 computation."""
+    np = np_()
+    L = LAYERS[2]
+    rng = np.random.default_rng(11)
+    x = rng.integers(0, 21, L["x"]).astype(np.uint8)
+    w = rng.integers(-10, 11, L["w"]).astype(np.int8)
+    G, Ci, Co = L["w"][:3]
+    channels = G * Co
+    bias = rng.integers(-50, 51, channels).astype(np.int32)
+    src_zp, dst_zp = 7, 5
+    out_sp = out_size(L["x"][2:], L["w"][3:], L["s"], L["pb"], L["pe"], L["d"], L["op"])
+    acc = reference(x.astype(np.int64) - src_zp, w, True, L["s"], L["pb"], L["d"], out_sp, np.int64)
+    scales = per_oc_scales(0.25, channels)
+    v = channel_vector(scales, 4) * (acc.astype(np.float32) + channel_vector(bias.astype(np.float32), 4))
+    v = np.maximum(v, np.float32(0)) + np.float32(dst_zp)
+    want = np.clip(np.rint(v), 0, 255).astype(np.uint8)
+    assert 0 < (want == 255).sum() < want.size and (want == dst_zp).any(), "the case should saturate and clip some"
+    save(ctx, "b.npy", bias)
+    save(ctx, "w.npy", w)
+    for layout in ("ncx", "nxc"):
+        save(ctx, "x.npy", np.ascontiguousarray(x if layout == "ncx" else np.moveaxis(x, 1, -1)))
+        ctx.run_kernel("run", "-x", "x.npy", "-w", "w.npy", "-o", "y.npy", "--data-format", layout,
+                       *attr_args(L["s"], L["pb"], L["pe"], L["d"], L["op"]),
+                       "--cfg", "u8s8u8", "--oscale", "per_oc:0.25", "--src-zp", src_zp, "--dst-zp", dst_zp,
+                       "--bias", "b.npy", "--post-ops", "relu")
+        y = load(ctx.path("y.npy"))
+        assert y.dtype == np.uint8, f"Y has dtype {y.dtype}, expected uint8 (the dst dtype)"
+        if layout == "nxc":
+            y = np.moveaxis(y, -1, 1)
+        check_close(y, want, 0, 0, f"u8s8u8 {layout}")
+    # The dtypes one flag each, i8 data, an i8 output and a per-tensor scale.
+    xs = (x.astype(np.int16) - 10).astype(np.int8)
+    save(ctx, "xs.npy", xs)
+    acc = reference(xs.astype(np.int64) + 3, w, True, L["s"], L["pb"], L["d"], out_sp, np.int64)
+    v = np.float32(0.5) * acc.astype(np.float32)
+    want = np.clip(np.rint(v), -128, 127).astype(np.int8)
+    ctx.run_kernel("run", "-x", "xs.npy", "-w", "w.npy", "-o", "y.npy",
+                   *attr_args(L["s"], L["pb"], L["pe"], L["d"], L["op"]),
+                   "--src-dtype", "s8", "--wei-dtype", "i8", "--dst-dtype", "i8", "--src-zp", "-3",
+                   "--oscale", "per_tensor:0.5")
+    y = load(ctx.path("y.npy"))
+    assert y.dtype == np.int8, y.dtype
+    check_close(y, want, 0, 0, "s8s8s8 per_tensor")
+
+
+@case
+def quantized_float_dst_sum_and_random_bias(ctx):
+    """s8s8f32 with a float bias file, clip and a sum post-op over --dst-init; then u8s8s32 on
+    --random data with a generated i32 bias (--save-bias) and relu."""
+    np = np_()
+    L = LAYERS[1]
+    rng = np.random.default_rng(5)
+    x = rng.integers(-20, 21, L["x"]).astype(np.int8)
+    w = rng.integers(-10, 11, L["w"]).astype(np.int8)
+    G, Ci, Co = L["w"][:3]
+    out_sp = out_size(L["x"][2:], L["w"][3:], L["s"], L["pb"], L["pe"], L["d"], L["op"])
+    bias = rng.standard_normal(G * Co).astype(np.float32)
+    y0 = rng.standard_normal((L["x"][0], G * Co) + tuple(out_sp)).astype(np.float32)
+    save(ctx, "x.npy", x)
+    save(ctx, "w.npy", w)
+    save(ctx, "b.npy", bias)
+    save(ctx, "y0.npy", y0)
+    ctx.run_kernel("run", "-x", "x.npy", "-w", "w.npy", "-o", "y.npy",
+                   *attr_args(L["s"], L["pb"], L["pe"], L["d"], L["op"]),
+                   "--cfg", "s8s8f32", "--oscale", "per_tensor:0.125", "--bias", "b.npy",
+                   "--post-ops", "clip:-3:5;sum:0.5", "--dst-init", "y0.npy")
+    acc = reference(x, w, True, L["s"], L["pb"], L["d"], out_sp, np.int64)
+    v = np.float32(0.125) * (acc.astype(np.float32) + channel_vector(bias, 3))
+    v = np.clip(v, np.float32(-3), np.float32(5)) + np.float32(0.5) * y0
+    y = load(ctx.path("y.npy"))
+    assert y.dtype == np.float32, y.dtype
+    check_close(y, v, 1e-5, 1e-6, "s8s8f32 clip;sum")
+
+    # --random: u8 0..5 data, i8 -3..3 weights, a seeded i32 bias of -32..32.
+    ctx.run_kernel("run", "--desc", "g2mb1ic4ih6oc6kh3sh2ph1", "--random", "--seed", "3", "--cfg", "u8s8s32",
+                   "--bias", "i32", "--save-bias", "b2.npy", "--save-input", "x2.npy", "--save-filter", "w2.npy",
+                   "--post-ops", "relu", "-o", "y2.npy")
+    x2, w2, b2, y2 = (load(ctx.path(f)) for f in ("x2.npy", "w2.npy", "b2.npy", "y2.npy"))
+    assert (x2.dtype, w2.dtype, b2.dtype, y2.dtype) == (np.uint8, np.int8, np.int32, np.int32), \
+        (x2.dtype, w2.dtype, b2.dtype, y2.dtype)
+    assert b2.shape == (6,) and b2.min() >= -32 and b2.max() <= 32 and len(set(b2.tolist())) > 1, b2
+    acc = reference(x2, w2, True, [2, 2], [1, 1], [1, 1], list(y2.shape[2:]), np.int64)
+    want = np.maximum(acc + b2.reshape(1, -1, 1, 1), 0).astype(np.int32)
+    check_close(y2, want, 0, 0, "u8s8s32 --random relu")
+
+
+@case
+def quantized_bad_values(ctx):
+    """Every bad quantization value is refused with one error line naming it, and no output."""
+    np = np_()
+    L = LAYERS[2]
+    save(ctx, "x.npy", np.zeros(L["x"], np.uint8))
+    save(ctx, "w.npy", np.zeros(L["w"], np.int8))
+    save(ctx, "b.npy", np.zeros(5, np.int32))
+    run = ["run", "-x", "x.npy", "-w", "w.npy", "-o", "y.npy", "--strides", "2,2"]
+    q = ["--cfg", "u8s8u8"]
+    for extra, needles in [
+        (["--cfg", "u8s8x9"], ["--cfg", "u8s8x9"]),
+        (["--cfg", "f32s8u8"], ["f32", "not supported"]),
+        (["--src-dtype", "q4"], ["--src-dtype", "q4"]),
+        (["--dst-dtype", "f8"], ["--dst-dtype", "f8"]),
+        (q + ["--oscale", "per_foo:1"], ["--oscale", "per_foo"]),
+        (q + ["--oscale", "per_oc:abc"], ["--oscale", "abc"]),
+        (q + ["--oscale", "per_oc:inf"], ["--oscale", "inf"]),
+        (q + ["--oscale", "per_oc"], ["--oscale", "no scale value"]),
+        (q + ["--post-ops", "relu;foo:1"], ["--post-ops", "foo"]),
+        (q + ["--post-ops", "relu;;sum"], ["--post-ops", "empty item"]),
+        (q + ["--post-ops", "relu:x"], ["--post-ops", "'x'"]),
+        (q + ["--post-ops", "clip:6:0"], ["clip", "6"]),
+        (q + ["--post-ops", "sum;sum"], ["second sum"]),
+        (q + ["--src-zp", "1.5"], ["--src-zp", "1.5"]),
+        (q + ["--src-zp", "300"], ["300", "u8"]),
+        (q + ["--dst-zp", "99999999999"], ["--dst-zp", "99999999999"]),
+        (["--cfg", "s8s8f32", "--dst-zp", "4"], ["dst zero point 4"]),
+        (["--cfg", "f32", "--src-zp", "2"], ["src zero point 2"]),
+        (q + ["--bias", "q7"], ["--bias", "q7"]),
+        (q + ["--bias", "bf16"], ["bias", "bf16"]),
+        (q + ["--bias", "b.npy"], ["b.npy", "5", "12"]),
+        (q + ["--dtype", "f32"], ["--dtype", "--cfg"]),
+        (q + ["--save-bias", "b2.npy"], ["--save-bias", "--bias"]),
+    ]:
+        ctx.expect_error(run + extra, 1, needles, ["y.npy", "b2.npy"])
+    # bench: the flags on a suite, and the same fields in a suite entry.
+    layers = [{"name": "small", "N": 1, "G": 2, "C_in": 4, "C_out": 4, "X": [8, 8], "K": [3, 3], "strides": [2, 2]}]
+    json.dump({"layers": layers}, open(ctx.path("suite.json"), "w"))
+    ctx.expect_error(["bench", "--suite", "suite.json", "--cfg", "u8s8x9"], 1, ["u8s8x9"])
+    ctx.expect_error(["bench", "--suite", "suite.json", "--cfg", "u8s8u8", "--bias", "b.npy"], 1, ["--bias", "b.npy"])
+    ctx.expect_error(["bench", "--suite", "suite.json", "--cfg", "u8f32u8"], 1, ["small", "not supported"])
+    for field, value, needles in [("oscale", "per_xx:1", ["oscale", "per_xx"]), ("cfg", "u9", ["cfg", "u9"]),
+                                  ("post_ops", ["relu", "nope"], ["post_ops", "nope"]),
+                                  ("src_zp", "3", ["src_zp", "integer"])]:
+        bad = [dict(layers[0], **{field: value})]
+        json.dump({"layers": bad}, open(ctx.path("bad.json"), "w"))
+        ctx.expect_error(["bench", "--suite", "bad.json"], 1, needles)
+
+
+@case
+def bench_quantized_and_epilogue(ctx):
+    """bench with --cfg u8s8u8 (oneDNN's own int8 deconvolution beside ours, outputs within 1)
+    and an f32 epilogue (oneDNN fused and plain + a separate pass), from flags and suite fields."""
+    layers = [
+        {"name": "q_small", "N": 1, "G": 1, "C_in": 16, "C_out": 16, "X": [8, 8], "K": [4, 4], "strides": [2, 2],
+         "pads_begin": [1, 1], "pads_end": [1, 1], "layout": "nxc"},
+        {"name": "q_grouped", "N": 1, "G": 2, "C_in": 8, "C_out": 8, "X": [6, 6], "K": [3, 3], "strides": [2, 2]},
+    ]
+    json.dump({"layers": layers}, open(ctx.path("suite.json"), "w"))
+    p = ctx.run_kernel("bench", "--suite", "suite.json", "--repeats", "2", "--warmup", "0", "--json",
+                       "--cfg", "u8s8u8", "--oscale", "per_oc:0.25", "--src-zp", "2", "--post-ops", "relu",
+                       "--bias", "i32")
+    j = json.loads(p.stdout)
+    for l in filter(built_here, j["layers"]):
+        assert l["cfg"] == "u8s8u8" and "per_oc:0.25" in l["epilogue"] and "relu" in l["epilogue"], l
+        assert l["ms_median"] > 0, l
+        if j["onednn_version"]:
+            d = l.get("onednn", {})
+            assert "error" not in d, d
+            assert d["dtype"] == "u8s8u8", d
+            assert 0 <= d["max_abs_diff"] <= 1, f"ours and oneDNN's int8 deconvolution differ: {d}"
+    # f32 with a bias and relu; a suite entry that carries its own fields.
+    p = ctx.run_kernel("bench", "--suite", "suite.json", "--repeats", "2", "--warmup", "0", "--json",
+                       "--bias", "f32", "--post-ops", "relu")
+    j = json.loads(p.stdout)
+    for l in filter(built_here, j["layers"]):
+        assert l["cfg"] == "f32" and "bias f32" in l["epilogue"], l
+        if j["onednn_version"]:
+            d = l["onednn"]
+            assert d["max_abs_diff"] <= 1e-3, d
+            assert d["fused_ms"] is not None or d["pass_ms"] is not None, d
+    layers[1].update({"cfg": "s8s8s32", "oscale": "per_tensor:1", "post_ops": ["relu", "sum:1"]})
+    json.dump({"layers": layers[1:]}, open(ctx.path("suite2.json"), "w"))
+    p = ctx.run_kernel("bench", "--suite", "suite2.json", "--repeats", "2", "--warmup", "0", "--json")
+    j = json.loads(p.stdout)
+    for l in filter(built_here, j["layers"]):
+        assert l["cfg"] == "s8s8s32" and "relu;sum:1" in l["epilogue"], l
+        if j["onednn_version"]:
+            assert 0 <= l["onednn"]["max_abs_diff"] <= 1, l["onednn"]
+
+
+# ------------------------------------------------------------------------------------------
 
 def main():
     ap = argparse.ArgumentParser()

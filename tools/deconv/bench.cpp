@@ -13,6 +13,7 @@
 #include <ostream>
 #include <thread>
 
+#include "commands.h"
 #include "errors.h"
 #include "host_tensor.h"
 #include "machine.h"
@@ -30,7 +31,10 @@ namespace {
 
 struct Row {
     LayerSpec layer;
-    deconv::DType dtype = deconv::DType::f32;
+    deconv::DType dtype = deconv::DType::f32;  // the data's
+    // A quantized layer or one with an epilogue (QuantSpec::typed()): its three dtypes.
+    bool typed = false;
+    deconv::DataTypes types;
     std::optional<deconv::Plan> plan;
     std::string skipped;  // reason, when not run
     uint64_t bytes = 0;   // input + filter + output
@@ -45,6 +49,16 @@ struct Row {
 
 bool integer_dtype(deconv::DType t) {
     return t == deconv::DType::i8 || t == deconv::DType::u8 || t == deconv::DType::i32;
+}
+
+bool has_sum(const deconv::Epilogue &e) {
+    return std::any_of(e.post_ops.begin(), e.post_ops.end(),
+                       [](const deconv::PostOp &p) { return p.kind == deconv::PostOp::Kind::sum; });
+}
+
+// The dtype column: the dtype, or a typed layer's three ("u8s8u8").
+std::string dtype_label(const Row &r) {
+    return r.typed ? deconv::data_types_name(r.types) : std::string(deconv::dtype_name(r.dtype));
 }
 
 double geomean(const std::vector<double> &v) {
@@ -124,15 +138,32 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
         settle_op(l);
         r.layer = l;
         r.dtype = l.dtype.value_or(deconv::DType::f32);
+        r.typed = l.quant.typed();
+        r.types = layer_types(l);
+        if (r.typed) r.dtype = r.types.src;
         if (l.input_shape.empty() || l.filter_shape.empty())
             throw UsageError((l.origin.empty() ? "the layer" : l.origin) +
                              ": no input and filter shapes (use --input-shape and --filter-shape, "
                              "--layer or --desc)");
         try {
-            r.plan = deconv::Plan::create(l.op, r.dtype, l.input_shape, l.filter_shape, l.attrs,
-                                          l.output_shape, opt.exec);
+            if (r.typed) {
+                // The scales' count follows from the output's channels (shapes checked first).
+                const deconv::ShapeInfo si0 =
+                    deconv::infer_shape(l.op, l.input_shape, l.filter_shape, l.attrs, l.output_shape);
+                r.plan = deconv::Plan::create(l.op, r.types, l.input_shape, l.filter_shape, l.attrs,
+                                              l.output_shape, opt.exec, layer_epilogue(l, output_channels(si0)));
+            } else {
+                r.plan = deconv::Plan::create(l.op, r.dtype, l.input_shape, l.filter_shape, l.attrs,
+                                              l.output_shape, opt.exec);
+            }
         } catch (const deconv::Error &e) {
             if (e.kind() != deconv::ErrorKind::Unsupported) rethrow_with_origin(e, l);
+            // A dtype combination or bias the flags (or the entry) asked for is a mistake, not a
+            // layer this build lacks: reported, not skipped.
+            const std::string m = e.what();
+            if (r.typed && (m.rfind("dtype combination", 0) == 0 || m.rfind("bias dtype", 0) == 0 ||
+                            m.rfind("quantized layers (", 0) == 0))
+                rethrow_with_origin(e, l);
             r.skipped = e.what();
             rows.push_back(std::move(r));
             continue;
@@ -140,13 +171,14 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
         const deconv::ShapeInfo &si = r.plan->shape();
         check_declared_output(l, si.output_shape);
         if (opt.verbose) std::cerr << "plan " << l.name << ": " << r.plan->describe() << "\n";
-        const size_t es = deconv::dtype_size(r.dtype);
         const std::string what = l.name.empty() ? std::string("layer") : "layer '" + l.name + "'";
-        r.bytes = checked_add(checked_add(checked_bytes(l.input_shape, es, what),
-                                          checked_bytes(l.filter_shape, es, what), what),
-                              checked_bytes(si.output_shape, es, what), what);
+        r.bytes = checked_add(checked_add(checked_bytes(l.input_shape, deconv::dtype_size(r.types.src), what),
+                                          checked_bytes(l.filter_shape, deconv::dtype_size(r.types.weights), what), what),
+                              checked_bytes(si.output_shape, deconv::dtype_size(r.types.dst), what), what);
         // oneDNN needs its own copies (f32 at most) and reordered layouts: about 3x ours in f32.
-        const uint64_t f32_bytes = r.bytes / es * 4;
+        const uint64_t f32_bytes = checked_add(checked_add(checked_bytes(l.input_shape, 4, what),
+                                                           checked_bytes(l.filter_shape, 4, what), what),
+                                               checked_bytes(si.output_shape, 4, what), what);
         uint64_t need = r.bytes;
         if (with_onednn) need = checked_add(need, f32_bytes * 3, what);
         if (need > memory_limit_bytes() && !opt.plans_only) {
@@ -163,6 +195,7 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
         if (si.data_format == deconv::DataFormat::NXC)
             r.notes.push_back("nxc: our channels-last kernels (data_format NXC); oneDNN's plain "
                               "configuration used its nwc/nhwc/ndhwc format");
+        if (r.typed) r.notes.push_back("layer: " + describe_quant(l));
         rows.push_back(std::move(r));
     }
     if (rows.empty()) throw UsageError("no layer to run in " + opt.source + " (all are scale layers? "
@@ -184,14 +217,41 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
         const LayerSpec &l = r.layer;
         const deconv::ShapeInfo &si = r.plan->shape();
         progress.show(i, rows.size(), l.name, "deconv");
-        HostTensor x = HostTensor::zeros(r.dtype, l.input_shape);
-        HostTensor w = HostTensor::zeros(r.dtype, l.filter_shape);
-        HostTensor y = HostTensor::zeros(r.dtype, si.output_shape);
+        HostTensor x = HostTensor::zeros(r.types.src, l.input_shape);
+        HostTensor w = HostTensor::zeros(r.types.weights, l.filter_shape);
+        HostTensor y = HostTensor::zeros(r.types.dst, si.output_shape);
         fill_random(x, opt.seed * 2 + 1 + i * 1000003ull);
         fill_random(w, opt.seed * 2 + 2 + i * 1000003ull);
         const deconv::Plan &plan = *r.plan;
+        // Typed layers: the bias (seeded) and, with a sum post-op, the output's earlier contents;
+        // our compared output is one run from those contents after the timed runs.
+        HostTensor bias, y0;
+        const deconv::Epilogue &epilogue = plan.epilogue();
+        if (r.typed && epilogue.bias)
+            bias = random_bias(*epilogue.bias, output_channels(si), opt.seed * 2 + 3 + i * 1000003ull);
+        if (r.typed && has_sum(epilogue)) {
+            y0 = HostTensor::zeros(r.types.dst, si.output_shape);
+            fill_random(y0, opt.seed * 2 + 4 + i * 1000003ull);
+            y.bytes = y0.bytes;
+        }
+        deconv::RunArgs run_args;
+        if (epilogue.bias) run_args.bias = bias.data();
         try {
-            if (plan.device() == deconv::Device::CUDA) {
+            if (r.typed) {
+                const deconv::ConstTensorView vx(x.data(), r.types.src, l.input_shape);
+                const deconv::ConstTensorView vw(w.data(), r.types.weights, l.filter_shape);
+                const deconv::TensorView vy{y.data(), r.types.dst, si.output_shape, {}};
+                if (opt.pack_per_run) {
+                    r.ours = time_runs([&] { plan.run(vx, vw, vy, run_args); }, timing);
+                } else {
+                    const deconv::PackedFilter pw = plan.pack_filter(vw);
+                    r.ours = time_runs([&] { plan.run(vx, pw, vy, run_args); }, timing);
+                }
+                if (has_sum(epilogue)) {
+                    y.bytes = y0.bytes;
+                    plan.run(vx, vw, vy, run_args);
+                }
+            } else if (plan.device() == deconv::Device::CUDA) {
                 // Device-resident tensors, as an inference runtime keeps them: the timed runs are
                 // the kernels alone (each run waits for the GPU), the filter packed on the GPU
                 // once (or in every run with --pack-per-run) as on the CPU.
@@ -232,7 +292,14 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
 #if defined(DECONV_HAVE_ONEDNN)
         if (with_onednn) {
             progress.show(i, rows.size(), l.name, "oneDNN");
-            r.dnn = onednn_time(l, si, x, w, &y, timing);
+            OnednnEpilogue dnn_epi;
+            if (r.typed) {
+                dnn_epi.types = r.types;
+                dnn_epi.epilogue = epilogue;
+                dnn_epi.bias = epilogue.bias ? &bias : nullptr;
+                dnn_epi.dst_init = has_sum(epilogue) ? &y0 : nullptr;
+            }
+            r.dnn = onednn_time(l, si, x, w, &y, timing, r.typed ? &dnn_epi : nullptr);
             r.dnn_ran = r.dnn.ok;
             if (r.dnn.ok && r.dnn.stats.runs < opt.repeats)
                 r.notes.push_back("oneDNN: " + std::to_string(r.dnn.stats.runs) +
@@ -242,14 +309,39 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
             if (r.dnn.ok) {
                 r.ratio = r.dnn.stats.median_ms / r.ours.median_ms;
                 if (!r.dnn.dtype_note.empty()) r.notes.push_back("oneDNN: " + r.dnn.dtype_note);
-                const double tol = (r.dtype == deconv::DType::f32 || r.dtype == deconv::DType::f64) ? 1e-4 : 1e-2;
-                if (integer_dtype(r.dtype)) {
+                const deconv::DType out_t = r.types.dst;
+                const double tol = (out_t == deconv::DType::f32 || out_t == deconv::DType::f64) ? 1e-4 : 1e-2;
+                const bool quantized = r.typed && integer_dtype(r.types.src);
+                if (quantized && integer_dtype(out_t)) {
+                    // oneDNN rounds in its own order (and may round a tie the other way): within 1.
+                    r.notes.push_back(std::string(r.dnn.max_abs_diff > 1 ? "WARNING: " : "") +
+                                      "outputs vs oneDNN's int8 deconvolution: max |difference| " +
+                                      fmt("%g", r.dnn.max_abs_diff) + " (" + deconv::dtype_name(out_t) +
+                                      (r.dnn.max_abs_diff > 1 ? ", expected at most 1)" : ")"));
+                } else if (quantized) {
+                    r.notes.push_back(std::string(r.dnn.max_abs_diff > tol * std::max(1.0, r.dnn.max_abs_ours)
+                                                      ? "WARNING: " : "") +
+                                      "outputs vs oneDNN's int8 deconvolution: max |difference| " +
+                                      fmt("%.4g", r.dnn.max_abs_diff) + " (largest |output| " +
+                                      fmt("%.4g", r.dnn.max_abs_ours) + ")");
+                } else if (integer_dtype(r.dtype)) {
                     r.notes.push_back("outputs not compared with oneDNN (it ran f32; ours saturates to " +
                                       std::string(deconv::dtype_name(r.dtype)) + ")");
                 } else if (r.dnn.max_abs_diff > tol * std::max(1.0, r.dnn.max_abs_ours)) {
                     r.notes.push_back("WARNING: outputs differ from oneDNN's by up to " +
                                       fmt("%.4g", r.dnn.max_abs_diff) + " (largest |output| " +
                                       fmt("%.4g", r.dnn.max_abs_ours) + ")");
+                }
+                if (r.typed && !quantized) {
+                    std::string n = "oneDNN with the epilogue: fused " +
+                                    (r.dnn.fused_ms >= 0 ? fmt("%.3f", r.dnn.fused_ms) + " ms (" + r.dnn.fused_impl + ")"
+                                                         : std::string("not timed")) +
+                                    ", plain + separate pass " +
+                                    (r.dnn.pass_ms >= 0 ? fmt("%.3f", r.dnn.pass_ms) + " ms (" + r.dnn.pass_impl + ")"
+                                                        : "not timed" + (r.dnn.pass_note.empty()
+                                                                             ? std::string()
+                                                                             : " (" + r.dnn.pass_note + ")"));
+                    r.notes.push_back(n);
                 }
             } else {
                 r.notes.push_back("oneDNN did not run: " + r.dnn.error);
@@ -312,6 +404,10 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
             e["name"] = r.layer.name;
             e["op"] = deconv::op_name(r.layer.op);
             e["dtype"] = deconv::dtype_name(r.dtype);
+            if (r.typed) {
+                e["cfg"] = deconv::data_types_name(r.types);
+                e["epilogue"] = describe_quant(r.layer);
+            }
             e["layout"] = layout_name(data_format_of(r.layer));
             e["input_shape"] = r.layer.input_shape;
             e["filter_shape"] = r.layer.filter_shape;
@@ -349,6 +445,14 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
                 d["any_impl"] = r.dnn.any_impl;
                 if (!r.dnn.not_timed.empty()) d["not_timed"] = r.dnn.not_timed;
                 d["max_abs_diff"] = r.dnn.max_abs_diff;
+                if (r.typed) {
+                    d["fused_ms"] = r.dnn.fused_ms >= 0 ? json(r.dnn.fused_ms) : json(nullptr);
+                    d["pass_ms"] = r.dnn.pass_ms >= 0 ? json(r.dnn.pass_ms) : json(nullptr);
+                    d["fused_impl"] = r.dnn.fused_impl;
+                    d["pass_impl"] = r.dnn.pass_impl;
+                    if (!r.dnn.pass_note.empty()) d["pass_note"] = r.dnn.pass_note;
+                    d["runtime_zero_points"] = r.dnn.runtime_zero_points;
+                }
                 e["onednn"] = d;
                 e["onednn_over_ours"] = r.ratio;
             } else if (with_onednn && r.ran) {
@@ -381,7 +485,9 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
         << opt.warmup << " (>= " << fmt("%g", opt.warmup_ms) << " ms), repeats " << opt.repeats << ", roofline " << fmt("%.0f", peak_gflops)
         << " GFLOP/s" << (peak_measured ? " (measured FP32 FMA peak)" : "") << " / " << opt.peak_gbps << " GB/s\n\n";
     char line[512];
-    std::snprintf(line, sizeof line, "%-18s %-5s %-4s %10s %10s %7s %8s %6s", "layer", "dtype",
+    int dw = 5;  // the dtype column: wider for typed layers ("u8s8bf16")
+    for (const Row &r : rows) dw = std::max(dw, static_cast<int>(dtype_label(r).size()));
+    std::snprintf(line, sizeof line, "%-18s %-*s %-4s %10s %10s %7s %8s %6s", "layer", dw, "dtype",
                   "lay", "ms", "min ms", "spread", "GFLOP/s", "roof%");
     out << line;
     if (with_onednn) {
@@ -391,14 +497,14 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
     out << "\n";
     for (const Row &r : rows) {
         if (!r.ran) {
-            std::snprintf(line, sizeof line, "%-18s %-5s %-4s  skipped: %s", r.layer.name.c_str(),
-                          deconv::dtype_name(r.dtype), layout_name(data_format_of(r.layer)),
+            std::snprintf(line, sizeof line, "%-18s %-*s %-4s  skipped: %s", r.layer.name.c_str(), dw,
+                          dtype_label(r).c_str(), layout_name(data_format_of(r.layer)),
                           r.skipped.c_str());
             out << line << "\n";
             continue;
         }
-        std::snprintf(line, sizeof line, "%-18s %-5s %-4s %10.3f %10.3f %6.1f%% %8.1f %5.1f%%",
-                      r.layer.name.c_str(), deconv::dtype_name(r.dtype), layout_name(data_format_of(r.layer)),
+        std::snprintf(line, sizeof line, "%-18s %-*s %-4s %10.3f %10.3f %6.1f%% %8.1f %5.1f%%",
+                      r.layer.name.c_str(), dw, dtype_label(r).c_str(), layout_name(data_format_of(r.layer)),
                       r.ours.median_ms, r.ours.min_ms, r.ours.spread_pct, r.gflops, r.roofline_pct);
         out << line;
         if (with_onednn) {
@@ -413,7 +519,7 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
         }
         out << "\n";
     }
-    std::snprintf(line, sizeof line, "%-18s %-5s %-4s %10s %10s %7s %8.1f %5.1f%%", "geomean", "",
+    std::snprintf(line, sizeof line, "%-18s %-*s %-4s %10s %10s %7s %8.1f %5.1f%%", "geomean", dw, "",
                   "", "", "", "", geomean(g_gflops), geomean(g_roof));
     out << line;
     if (with_onednn && !g_ratio.empty()) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "bench.h"
+#include "host_tensor.h"
 #include "layer_options.h"
 
 namespace deconv_cli {
@@ -19,7 +20,8 @@ struct RunOptions {
     bool cpu_fallback = false;   // --target cuda: run on the CPU when CUDA cannot
     bool random = false;
     uint64_t seed = 1;
-    std::string save_input, save_filter;
+    std::string save_input, save_filter, save_bias;
+    std::string dst_init;  // --dst-init: the output's earlier contents (a sum post-op)
     bool verbose = false;
     std::string schedules;
     std::string algorithm = "direct";
@@ -37,6 +39,13 @@ deconv::ExecOptions exec_options(const std::string &target, bool cpu_fallback, c
 // CUDA kernel for the layer) throws a deconv::Error naming --target cuda and the opt-in
 // fallback; with the fallback, a note on stderr says that the layer runs on the CPU, and why.
 deconv::Plan create_plan(const LayerSpec &spec, deconv::DType dtype, const deconv::ExecOptions &exec);
+// A layer with QuantSpec::typed(): shape inference first (its errors as they are), then
+// Plan::create(op, layer_types, ..., layer_epilogue) with the scales for the output's channels.
+// Errors as create_plan's.
+deconv::Plan create_typed_plan(const LayerSpec &spec, const deconv::ExecOptions &exec);
+// Random bias data of the layer's bias dtype for `channels` output channels: integers -32..32
+// (exact in every dtype), seeded.
+HostTensor random_bias(deconv::DType dtype, int64_t channels, uint64_t seed);
 
 struct InferShapeOptions {
     LayerOptions layer;

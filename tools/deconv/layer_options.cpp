@@ -99,6 +99,92 @@ void add_layer_options(CLI::App &app, LayerOptions &o) {
         list->check(NonEmptyList);
 }
 
+void add_quant_options(CLI::App &app, LayerOptions &o, bool run) {
+    const char *group = "Quantization and epilogue";
+    o.bias_file_ok = run;
+    o.o_cfg = app.add_option("--cfg", o.cfg,
+        "The src, weights and dst dtypes in benchdnn's --cfg style: u8s8u8, s8s8s8, u8s8s32, u8s8f32, "
+        "u8s8bf16 (s8 = i8; quantized: u8 or i8 data, i8 weights), or f32 (f16, bf16, f64) alone for a "
+        "float layer with an epilogue")->type_name("CFG")->group(group);
+    o.o_src_dtype = app.add_option("--src-dtype", o.src_dtype, "The data's dtype (u8, i8, or a float type)")
+                        ->type_name("TYPE")->group(group);
+    o.o_wei_dtype = app.add_option("--wei-dtype", o.wei_dtype, "The filter's dtype (i8 for quantized layers)")
+                        ->type_name("TYPE")->group(group);
+    o.o_dst_dtype = app.add_option("--dst-dtype", o.dst_dtype,
+        "The output's dtype: u8, i8, i32, f32 or bf16 for quantized layers")->type_name("TYPE")->group(group);
+    o.o_oscale = app.add_option("--oscale", o.oscale,
+        "Output scales (benchdnn --attr-oscale style): per_tensor:V (alias common:V) one scale V; per_oc:V "
+        "(alias per_channel:V) output channel c gets V*2^((c mod 5)-2), i.e. V/4, V/2, V, 2V, 4V, V/4, ...")
+                     ->type_name("POLICY:V")->group(group);
+    o.o_src_zp = app.add_option("--src-zp", o.src_zp, "Quantized layers: the data's zero point (default 0)")
+                     ->type_name("N")->group(group);
+    o.o_dst_zp = app.add_option("--dst-zp", o.dst_zp,
+        "Quantized layers with an integer output: the output's zero point (default 0)")->type_name("N")->group(group);
+    o.o_bias = app.add_option("--bias", o.bias,
+        std::string("A bias per output channel, of this dtype: f32 or i32 (quantized layers), f32 or the layer's "
+                    "dtype (float layers); random integers -32..32, seeded") +
+            (run ? "; or B.npy, a file of G*C_out values (its dtype the bias's)" : ""))
+                   ->type_name(run ? "DTYPE|B.npy" : "DTYPE")->group(group);
+    o.o_post_ops = app.add_option("--post-ops", o.post_ops,
+        "Post-ops after the scales, in order, separated by ';': an eltwise NAME[:alpha[:beta]] (relu, clip, "
+        "linear, bounded_relu, tanh, logistic, abs, square, elu, swish, gelu_tanh, gelu_erf, hardswish) or "
+        "sum[:scale[:zero_point]] (adds the output's earlier contents), e.g. \"relu;sum:0.5;clip:0:6\"")
+                       ->type_name("LIST")->group(group);
+}
+
+bool type_flags_given(const LayerOptions &o) {
+    for (CLI::Option *opt : {o.o_cfg, o.o_src_dtype, o.o_wei_dtype, o.o_dst_dtype})
+        if (given(opt)) return true;
+    return false;
+}
+
+bool quant_flags_given(const LayerOptions &o) {
+    if (type_flags_given(o)) return true;
+    for (CLI::Option *opt : {o.o_oscale, o.o_src_zp, o.o_dst_zp, o.o_bias, o.o_post_ops})
+        if (given(opt)) return true;
+    return false;
+}
+
+QuantFlags parse_quant_flags(const LayerOptions &o) {
+    QuantFlags f;
+    if (given(o.o_cfg)) f.cfg = parse_cfg_arg(o.cfg, "--cfg");
+    if (given(o.o_src_dtype)) f.src = parse_quant_dtype_arg(o.src_dtype, "--src-dtype");
+    if (given(o.o_wei_dtype)) f.wei = parse_quant_dtype_arg(o.wei_dtype, "--wei-dtype");
+    if (given(o.o_dst_dtype)) f.dst = parse_quant_dtype_arg(o.dst_dtype, "--dst-dtype");
+    if (given(o.o_oscale)) f.oscale = parse_oscale_arg(o.oscale, "--oscale");
+    if (given(o.o_src_zp)) f.src_zp = parse_zero_point_arg(o.src_zp, "--src-zp");
+    if (given(o.o_dst_zp)) f.dst_zp = parse_zero_point_arg(o.dst_zp, "--dst-zp");
+    if (given(o.o_bias)) {
+        const std::string &b = o.bias;
+        if (b.size() > 4 && b.compare(b.size() - 4, 4, ".npy") == 0) {
+            if (!o.bias_file_ok)
+                throw UsageError("--bias '" + b + "': bench takes a bias dtype (f32, i32 or the layer's), "
+                                 "not a file (its bias data is random)");
+            f.bias_file = b;
+        } else {
+            f.bias = parse_quant_dtype_arg(b, "--bias");
+        }
+    }
+    if (given(o.o_post_ops)) f.post_ops = parse_post_ops_arg(o.post_ops, "--post-ops");
+    return f;
+}
+
+void apply_quant_flags(const QuantFlags &f, LayerSpec &layer) {
+    if (f.cfg || f.src || f.wei || f.dst) {
+        deconv::DataTypes t = f.cfg ? *f.cfg : layer_types(layer);
+        if (f.src) t.src = *f.src;
+        if (f.wei) t.weights = *f.wei;
+        if (f.dst) t.dst = *f.dst;
+        layer.quant.types = t;
+        layer.dtype = t.src;
+    }
+    if (f.oscale) layer.quant.oscale = *f.oscale;
+    if (f.src_zp) layer.quant.src_zero_point = *f.src_zp;
+    if (f.dst_zp) layer.quant.dst_zero_point = *f.dst_zp;
+    if (f.bias) layer.quant.bias = f.bias;
+    if (f.post_ops) layer.quant.post_ops = *f.post_ops;
+}
+
 std::optional<deconv::DataFormat> data_format_flag(const LayerOptions &o) {
     if (!given(o.o_data_format)) return std::nullopt;
     return parse_data_format_arg(o.data_format, "--data-format");
@@ -125,6 +211,7 @@ LayerSpec resolve_layer(const LayerOptions &o, std::vector<std::string> &notes) 
         dst_shape = parse_dims(o.dst_shape, "--dst-shape");
         if (dst_shape->empty()) throw UsageError("--dst-shape: '" + o.dst_shape + "' is empty");
     }
+    const QuantFlags quant = parse_quant_flags(o);
 
     LayerSpec spec;
     if (has_layer) {
@@ -205,6 +292,7 @@ LayerSpec resolve_layer(const LayerOptions &o, std::vector<std::string> &notes) 
     if (weights_format) spec.attrs.weights_format = weights_format, changed = true;
     if (groups) spec.attrs.groups = groups, changed = true;
     if (dst_shape) spec.attrs.dst_shape = dst_shape, changed = true;
+    apply_quant_flags(quant, spec);
     if (changed) {
         spec.declared_output.clear();  // the source's output no longer describes this layer
         if (!spec.origin.empty()) spec.origin += " (with flags)";

@@ -6,6 +6,9 @@
 //   --dilations, --auto-pad, --output-padding
 //   --data-format (alias --layout)          ncx|nxc, every op
 //   --groups, --weights-format, --dst-shape ConvolutionBackwardData's attributes
+// and, for run and bench (add_quant_options), a quantized layer or one with an epilogue:
+//   --cfg u8s8u8 | --src-dtype, --wei-dtype, --dst-dtype   the tensors' dtypes
+//   --oscale per_tensor:V|per_oc:V, --src-zp N, --dst-zp N, --bias DTYPE, --post-ops LIST
 // Flags given beside --layer or --desc override the values those give (--data-format nxc
 // reorders the shapes those give, which are ncx).
 #pragma once
@@ -33,6 +36,13 @@ struct LayerOptions {
     CLI::Option *o_op = nullptr, *o_data_format = nullptr, *o_weights_format = nullptr;
     CLI::Option *o_groups = nullptr, *o_dst_shape = nullptr;
 
+    // Quantization and epilogue flags (add_quant_options; they apply to every layer of a suite).
+    std::string cfg, src_dtype, wei_dtype, dst_dtype, oscale, src_zp, dst_zp, bias, post_ops;
+    CLI::Option *o_cfg = nullptr, *o_src_dtype = nullptr, *o_wei_dtype = nullptr, *o_dst_dtype = nullptr;
+    CLI::Option *o_oscale = nullptr, *o_src_zp = nullptr, *o_dst_zp = nullptr, *o_bias = nullptr;
+    CLI::Option *o_post_ops = nullptr;
+    bool bias_file_ok = false;  // run: --bias B.npy
+
     // The flags that describe one layer (not --data-format, which also applies to a suite).
     std::vector<CLI::Option *> layer_flags() const;
 };
@@ -45,6 +55,31 @@ extern const CLI::Validator NonEmptyList;
 // Registers the flags on `app` (run takes its shapes from the .npy files, but accepts
 // --input-shape/--filter-shape for --random).
 void add_layer_options(CLI::App &app, LayerOptions &o);
+
+// Registers the quantization and epilogue flags (run and bench). `run`: --bias also takes a
+// B.npy file.
+void add_quant_options(CLI::App &app, LayerOptions &o, bool run);
+
+// Whether any of those flags was given, and whether one of the dtype flags (--cfg, --src-dtype,
+// --wei-dtype, --dst-dtype) was.
+bool quant_flags_given(const LayerOptions &o);
+bool type_flags_given(const LayerOptions &o);
+
+// The flags' values, parsed (UsageError naming the flag and the value). Unset fields leave the
+// layer's own (suite fields) as they are.
+struct QuantFlags {
+    std::optional<deconv::DataTypes> cfg;
+    std::optional<deconv::DType> src, wei, dst;
+    std::optional<OutputScaleRule> oscale;
+    std::optional<int32_t> src_zp, dst_zp;
+    std::optional<deconv::DType> bias;
+    std::string bias_file;  // run: --bias B.npy
+    std::optional<std::vector<deconv::PostOp>> post_ops;
+};
+QuantFlags parse_quant_flags(const LayerOptions &o);
+// Applies them to `layer`: --cfg replaces its three dtypes, --src-dtype and the others one each
+// (starting from layer_types(layer)), the rest replace the layer's values.
+void apply_quant_flags(const QuantFlags &f, LayerSpec &layer);
 
 // The layer the flags describe. Shapes may be empty when no flag or source gives them (the
 // caller then takes them from files, or reports what is missing). Notes from IR loading are

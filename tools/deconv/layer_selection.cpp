@@ -10,6 +10,7 @@ namespace deconv_cli {
 
 LayerSelection select_layers(const LayerOptions &lo, const std::string &suite_flag, const std::string &dtype) {
     LayerSelection sel;
+    const QuantFlags quant = parse_quant_flags(lo);  // bad values before any file is read
     std::string suite = suite_flag;
     bool has_layer_flags = false;
     for (CLI::Option *opt : lo.layer_flags()) has_layer_flags = has_layer_flags || (opt && opt->count() > 0);
@@ -44,9 +45,18 @@ LayerSelection select_layers(const LayerOptions &lo, const std::string &suite_fl
         sel.layers.push_back(std::move(spec));
     }
     if (!dtype.empty()) {
+        if (type_flags_given(lo))
+            throw UsageError("--dtype " + dtype + " cannot be combined with --cfg, --src-dtype, --wei-dtype or "
+                             "--dst-dtype (--cfg " + dtype + " is the float layer with an epilogue)");
         const deconv::DType t = parse_dtype_arg(dtype, "--dtype");
-        for (LayerSpec &l : sel.layers) l.dtype = t;
+        for (LayerSpec &l : sel.layers) {
+            l.dtype = t;
+            l.quant.types.reset();  // a suite entry's "cfg": --dtype names all three
+        }
     }
+    // The quantization flags apply to every layer (a single layer has them from resolve_layer).
+    if (!suite.empty())
+        for (LayerSpec &l : sel.layers) apply_quant_flags(quant, l);
     return sel;
 }
 

@@ -5,11 +5,41 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "deconv/deconv.h"
 #include "dims.h"
 
 namespace deconv_cli {
+
+// The output scales of a quantized layer or one with an epilogue, as --oscale gives them (their
+// count depends on the output channels, known once the shapes are):
+//   per_tensor:V (alias common:V)   one scale V for the whole output
+//   per_oc:V (alias per_channel:V)  channel c gets V * 2^((c mod 5) - 2): V/4, V/2, V, 2V, 4V,
+//                                   V/4, ... (powers of two: a deterministic spread that keeps
+//                                   the products exact; as benchdnn's per_oc, one value in)
+struct OutputScaleRule {
+    deconv::ScaleMode mode = deconv::ScaleMode::none;
+    float value = 1;
+};
+
+// A quantized layer or one with an epilogue (--cfg, --src-dtype, --wei-dtype, --dst-dtype,
+// --oscale, --src-zp, --dst-zp, --bias, --post-ops, or a suite entry's fields of those names):
+// what Plan::create(op, DataTypes, ..., Epilogue) takes, the scales as a rule and the bias as a
+// dtype (its data is random, seeded).
+struct QuantSpec {
+    std::optional<deconv::DataTypes> types;  // unset: the layer's dtype three times
+    OutputScaleRule oscale;
+    int32_t src_zero_point = 0, dst_zero_point = 0;
+    std::optional<deconv::DType> bias;
+    std::vector<deconv::PostOp> post_ops;
+
+    // Whether the layer runs through the typed Plan::create (types given, or any epilogue).
+    bool typed() const {
+        return types || oscale.mode != deconv::ScaleMode::none || src_zero_point != 0 ||
+               dst_zero_point != 0 || bias || !post_ops.empty();
+    }
+};
 
 struct LayerSpec {
     std::string name;    // layer name, suite entry name or descriptor name; may be empty
@@ -27,6 +57,8 @@ struct LayerSpec {
     std::optional<Dims> output_shape;
     std::optional<deconv::DType> dtype;
     bool scale = false;  // suite: a large one-off layer, skipped by default
+    // Quantization and epilogue (QuantSpec::typed() false: a plain layer of `dtype`).
+    QuantSpec quant;
     // The output dims the source declares (an IR's output port), in the data format's order,
     // checked against shape inference; empty when unknown or when flags changed the shapes.
     Dims declared_output;
@@ -85,6 +117,33 @@ deconv::DType parse_dtype_arg(const std::string &name, const std::string &what);
 deconv::Op parse_op_arg(const std::string &name, const std::string &what);
 deconv::DataFormat parse_data_format_arg(const std::string &name, const std::string &what);
 deconv::WeightsFormat parse_weights_format_arg(const std::string &name, const std::string &what);
+
+// The tensors' dtypes: quant.types, else the layer's dtype (f32 when unset) three times.
+deconv::DataTypes layer_types(const LayerSpec &layer);
+// The output's channel count (axis 1 under NCX, the last under NXC) of an inferred shape.
+int64_t output_channels(const deconv::ShapeInfo &shape);
+// The scales the rule gives for `channels` output channels (empty for ScaleMode::none).
+std::vector<float> output_scales(const OutputScaleRule &rule, int64_t channels);
+// The library's Epilogue of the layer, its scales materialised for `channels` output channels.
+deconv::Epilogue layer_epilogue(const LayerSpec &layer, int64_t channels);
+// One line, e.g. "u8s8u8 oscale per_oc:0.25 src_zp 3 bias i32 post_ops relu;sum:0.5" (only
+// what is set; "" for a plain layer).
+std::string describe_quant(const LayerSpec &layer);
+// The --post-ops syntax of a list of post-ops ("relu;clip:0:6;sum:0.5:2").
+std::string post_ops_text(const std::vector<deconv::PostOp> &ops);
+
+// Parsers of the quantization flags and suite fields; UsageError names `what` and the value (a
+// library message, when the library refused it, passed through).
+//   cfg        "u8s8u8", "s8s8f32", "f32" (benchdnn's --cfg; s8 is i8)
+//   oscale     "per_tensor:V" | "common:V" | "per_oc:V" | "per_channel:V" (V a finite number)
+//   zero point a decimal 32-bit integer
+//   post-ops   "relu;sum:0.5;clip:0:6": eltwise NAME[:alpha[:beta]] or sum[:scale[:zero_point]],
+//              separated by ';' (empty items are refused)
+deconv::DataTypes parse_cfg_arg(const std::string &text, const std::string &what);
+deconv::DType parse_quant_dtype_arg(const std::string &text, const std::string &what);
+OutputScaleRule parse_oscale_arg(const std::string &text, const std::string &what);
+int32_t parse_zero_point_arg(const std::string &text, const std::string &what);
+std::vector<deconv::PostOp> parse_post_ops_arg(const std::string &text, const std::string &what);
 
 // The command line's name of an op: group_convolution_backprop_data, ...
 const char *op_cli_name(deconv::Op op);

@@ -78,7 +78,16 @@ const char *kRunFooter =
     "--random fills X and W (those not given as .npy) with seeded small integers (-3..3; 0..5 "
     "for u8), exact in every dtype; shapes then come from --layer, --desc or --input-shape/"
     "--filter-shape. Without --output it prints the output's shape, min, max and sum.\n"
+    "Quantized layers and epilogues (include/deconv/deconv.h, \"quantization and epilogues\"): --cfg u8s8u8 "
+    "(or --src-dtype/--wei-dtype/--dst-dtype) runs u8 or i8 data with i8 weights, accumulating in i32, then "
+    "v = scale[c] * (acc + bias[c]), the --post-ops in order, + --dst-zp, rounded and saturated to the dst "
+    "dtype; --src-zp is subtracted from every data element a tap reads. X and W are converted to the src and "
+    "weights dtypes when their files differ (rounding and saturating), and Y gets the dst dtype (bf16: "
+    "float32 file). --bias DTYPE adds a seeded random bias (integers -32..32; --save-bias writes it), --bias "
+    "B.npy a given one. A sum post-op adds the output's earlier contents: zeros, or --dst-init Y0.npy.\n"
     "Examples:\n"
+    "  deconv run -x X.npy -w W.npy -o Y.npy --cfg u8s8u8 --oscale per_oc:0.25 --src-zp 3 --post-ops relu "
+    "--strides 2,2\n"
     "  deconv run --input X.npy --filter W.npy --output Y.npy --strides 2,2 --pads-begin 1,1 "
     "--pads-end 1,1\n"
     "  deconv run --layer layer.xml --random --seed 7 --output Y.npy --save-input X.npy "
@@ -127,7 +136,17 @@ const char *kBenchFooter =
     "Y); without a usable GPU it fails (exit 1) unless --cpu-fallback is given, which runs the "
     "layers on the CPU and says so. Layers whose dtype has no CUDA kernel are skipped (or run on "
     "the CPU with --cpu-fallback).\n"
+    "Quantized layers and epilogues: --cfg u8s8u8 --oscale per_oc:0.25 --src-zp N --dst-zp N --bias f32|i32 "
+    "--post-ops \"relu;sum:0.5\" (deconv run --help; suite entries may carry the same as fields \"cfg\", "
+    "\"oscale\", \"src_zp\", \"dst_zp\", \"bias\", \"post_ops\"; flags apply to every layer and win over "
+    "them). oneDNN then runs its own int8 deconvolution (u8/s8 data, s8 weights with format_tag::any, the "
+    "same dst dtype, output scales, zero points, bias and post-ops as attributes), and outputs are compared "
+    "(integer outputs: the largest difference is noted; oneDNN may round a tie the other way). Float layers "
+    "with an epilogue time oneDNN twice: with the post-ops fused (its attributes) and plain followed by a "
+    "separate vectorised bias/scale/eltwise pass inside the same timed run; the faster is reported and "
+    "both noted.\n"
     "Examples:\n"
+    "  deconv bench --only dcgan_l2,unet_up1 --cfg u8s8u8 --oscale per_oc:0.25 --post-ops relu --threads 2\n"
     "  deconv bench --only ov_spec_2d,dcgan_l5\n"
     "  deconv bench --desc g21mb1ic21ih64oc21oh512kh16sh8 --repeats 20 --json";
 
@@ -161,6 +180,12 @@ int main(int argc, char **argv) {
     run_cmd->add_option("--save-input", run.save_input, "With --random: also write the generated X here")->type_name("FILE")->group("Files");
     run_cmd->add_option("--save-filter", run.save_filter, "With --random: also write the generated W here")->type_name("FILE")->group("Files");
     add_layer_options(*run_cmd, run.layer);
+    add_quant_options(*run_cmd, run.layer, /*run=*/true);
+    run_cmd->add_option("--dst-init", run.dst_init,
+        "With a sum post-op: the output's earlier contents (a .npy of the output's shape; default zeros)")
+        ->type_name("Y0.npy")->group("Files");
+    run_cmd->add_option("--save-bias", run.save_bias, "With --bias DTYPE: also write the generated bias here")
+        ->type_name("FILE")->group("Files");
     run.o_dtype = run_cmd->add_option("--dtype", run.dtype,
         "Compute type f32|f16|bf16|f64|i8|u8|i32 (default: X's dtype)")->type_name("TYPE")->group("Run");
     run_cmd->add_option("--target", run.target, "Device: cpu (default; alias host) or cuda")->type_name("cpu|cuda")->group("Run");
@@ -184,6 +209,7 @@ int main(int argc, char **argv) {
     CLI::App *bench_cmd = app.add_subcommand("bench", "Time layers, beside oneDNN when available");
     bench_cmd->add_option("--suite", bench.suite, "FILE.json (layers.json format) or an IR FILE.xml (default: bench/layers.json)")->type_name("FILE")->group("Bench");
     add_layer_options(*bench_cmd, bench.layer);
+    add_quant_options(*bench_cmd, bench.layer, /*run=*/false);
     bench_cmd->add_option("--dtype", bench.dtype, "Compute type for every layer (default: the layer's, else f32)")->type_name("TYPE")->group("Bench");
     bench_cmd->add_option("--repeats", bench.bench.repeats, "Timed runs per layer (default 10)")->type_name("N")->group("Bench");
     bench_cmd->add_option("--warmup", bench.bench.warmup, "Untimed runs first (default 2)")->type_name("N")->group("Bench");

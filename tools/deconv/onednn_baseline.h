@@ -18,6 +18,23 @@
 // is left out when the other has an optimised one (it would lose, and can take minutes per run).
 // f32 layers run in f32; bf16/f16 layers in that dtype if oneDNN accepts it, else f32;
 // integer and f64 layers in f32 (the dtype field says which ran).
+//
+// Quantized layers and layers with an epilogue (OnednnEpilogue):
+//   quantized (u8/i8 data): oneDNN's own int8 deconvolution: the same src dtype (u8 or s8), s8
+//     weights, the same dst dtype (u8, s8, s32, f32 or bf16), the bias (f32 or s32), the output
+//     scales (primitive_attr::set_output_scales, mask 0 per tensor, 1<<1 per output channel), the
+//     zero points (set_zero_points on DNNL_ARG_SRC / DNNL_ARG_DST, run-time values where oneDNN
+//     takes them, else constant ones) and the post-ops (append_eltwise(1, alg, alpha, beta),
+//     append_sum(scale[, zero_point])). The weights are always format_tag::any: explicit weights
+//     layouts send oneDNN to its reference kernel (oneDNN issue 1355). The configurations are
+//     "plain" (the layer's data format, weights any) and "any".
+//   float with an epilogue: each configuration twice, "fused" (bias and the epilogue as oneDNN
+//     attributes; oneDNN 2.6 applies a deconvolution's post-ops in a reference loop) and "+pass"
+//     (the plain deconvolution, then a separate vectorised, OpenMP-parallel pass of bias, scales
+//     and eltwise post-ops over its output, timed inside the same run; f32 only, and not with a
+//     sum post-op). The faster is reported, both are kept (fused_ms, pass_ms).
+// A sum post-op reads the output's earlier contents: oneDNN's output starts from `dst_init` for
+// the compared run, as ours did.
 #pragma once
 
 #include <string>
@@ -41,6 +58,20 @@ struct OnednnTiming {
     std::string not_timed;              // a configuration left out because it was "ref:*"
     // The largest |oneDNN - ours| over the output, and the largest |ours|, when `ours` was given.
     double max_abs_diff = -1, max_abs_ours = -1;
+    // Float layers with an epilogue: the best fused and "+pass" medians (-1: not timed) and
+    // their implementations; why "+pass" was not timed, if it was not.
+    double fused_ms = -1, pass_ms = -1;
+    std::string fused_impl, pass_impl, pass_note;
+    // Quantized layers: the zero points went to oneDNN as run-time values (else as constants).
+    bool runtime_zero_points = false;
+};
+
+// What a quantized layer or one with an epilogue adds (the library's terms; scales materialised).
+struct OnednnEpilogue {
+    deconv::DataTypes types;
+    deconv::Epilogue epilogue;
+    const HostTensor *bias = nullptr;      // output-channel values of epilogue.bias's dtype
+    const HostTensor *dst_init = nullptr;  // the output's earlier contents (our layout, dst dtype)
 };
 
 // Whether this build has the oneDNN baseline, and its version ("2.6.3") or "".
@@ -52,10 +83,10 @@ std::string onednn_version();
 bool onednn_set_threads(int threads);
 
 // Times oneDNN on `layer` (shapes resolved as `shape`), with our input `x` and filter `w` (in the
-// layer's layouts and the compute dtype) as data. `ours`, when given, is our output to compare
-// against.
+// layer's layouts and the compute dtype, or the src and weights dtypes) as data. `ours`, when
+// given, is our output to compare against. `epi`: the layer's quantization and epilogue.
 OnednnTiming onednn_time(const LayerSpec &layer, const deconv::ShapeInfo &shape,
                          const HostTensor &x, const HostTensor &w, const HostTensor *ours,
-                         const TimingOptions &timing);
+                         const TimingOptions &timing, const OnednnEpilogue *epi = nullptr);
 
 }  // namespace deconv_cli

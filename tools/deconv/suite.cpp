@@ -3,11 +3,13 @@
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 
 #include "errors.h"
 #include "ir_layer.h"
+#include "layer_options.h"
 
 namespace deconv_cli {
 
@@ -153,6 +155,39 @@ LayerSpec read_entry(const std::string &path, const json &entry, size_t index) {
     if (layout != "ncx" && layout != "nxc") r.bad("layout", "is '" + layout + "'; expected ncx or nxc");
     set_data_format(l, layout == "nxc" ? deconv::DataFormat::NXC : deconv::DataFormat::NCX);
     l.scale = r.boolean("scale");
+
+    // Quantization and epilogue: the flags' syntax (layer_options.h), flags override them.
+    auto what = [&](const char *field) { return path + ": " + r.label + ": field '" + field + "'"; };
+    QuantFlags q;
+    if (r.has("cfg")) q.cfg = parse_cfg_arg(r.string("cfg", ""), what("cfg"));
+    if (r.has("src_dtype")) q.src = parse_quant_dtype_arg(r.string("src_dtype", ""), what("src_dtype"));
+    if (r.has("wei_dtype")) q.wei = parse_quant_dtype_arg(r.string("wei_dtype", ""), what("wei_dtype"));
+    if (r.has("dst_dtype")) q.dst = parse_quant_dtype_arg(r.string("dst_dtype", ""), what("dst_dtype"));
+    if (r.has("oscale")) q.oscale = parse_oscale_arg(r.string("oscale", ""), what("oscale"));
+    for (auto [field, target] : {std::pair<const char *, std::optional<int32_t> *>{"src_zp", &q.src_zp},
+                                 {"dst_zp", &q.dst_zp}}) {
+        if (!r.has(field)) continue;
+        const int64_t v = r.integer(field);
+        if (v < INT32_MIN || v > INT32_MAX) r.bad(field, "is " + std::to_string(v) + ", out of the 32-bit range");
+        *target = static_cast<int32_t>(v);
+    }
+    if (r.has("bias")) q.bias = parse_quant_dtype_arg(r.string("bias", ""), what("bias"));
+    if (r.has("post_ops")) {
+        const json &v = entry.at("post_ops");
+        std::string text;
+        if (v.is_string()) {
+            text = v.get<std::string>();
+        } else if (v.is_array()) {  // ["relu", "sum:0.5"]
+            for (const json &item : v) {
+                if (!item.is_string()) r.bad("post_ops", "must be a string or an array of strings, not " + v.dump());
+                text += (text.empty() ? "" : ";") + item.get<std::string>();
+            }
+        } else {
+            r.bad("post_ops", "must be a string or an array of strings, not " + v.dump());
+        }
+        q.post_ops = parse_post_ops_arg(text, what("post_ops"));
+    }
+    apply_quant_flags(q, l);
     return l;
 }
 

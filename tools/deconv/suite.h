@@ -12,6 +12,9 @@
 //             GroupConvolution: [G, C_out, C_in, K...]; ConvolutionBackwardData: groups G,
 //             weights XIO [K..., C_out, G*C_in] or, with "weights_format": "oix",
 //             [G*C_in, C_out, K...]; its output_shape is the full diff_src shape, ncx)
+//   quantization and epilogue (the flags' syntax, layer_options.h; flags given override them):
+//             cfg ("u8s8u8"), src_dtype, wei_dtype, dst_dtype, oscale ("per_oc:0.25"), src_zp,
+//             dst_zp (integers), bias (a dtype), post_ops ("relu;sum:0.5" or ["relu", "sum:0.5"])
 //   ignored   anything else (source, macs, ...)
 #pragma once
 
