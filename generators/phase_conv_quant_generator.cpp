@@ -1,6 +1,8 @@
 // Generator registration of the quantized backprop kernel: the phase convolution of
-// phase_conv_algorithm.h on channels-last u8 data and i8 weights, accumulated in i32, less a
-// per-channel compensation (the source zero point's share, which the dispatcher computes per
+// phase_conv_algorithm.h on channels-last data and weights in groups of input channels, summed
+// by one dot-product instruction per group: u8 x i8 quads (vpdpbusd, AVX512-VNNI; `group` 4),
+// or i16 x i16 pairs (vpmaddwd, every x86 CPU; `group` 2: the dispatcher's copy holds the data
+// less its zero point, exact in i16). Accumulated in i32, less a per-channel compensation (the source zero point's share, which the dispatcher computes per
 // phase: runtime/cpu/quantized_dots_executor.cpp), then the epilogue in the store: bias, output
 // scale, two piecewise-linear post-ops (relu with a slope, clip, bounded_relu, linear), the
 // destination zero point, rounding half to even and saturation to `dst` (u8, i8, i32 or f32).
@@ -20,14 +22,19 @@ namespace gen {
 class PhaseConvQuantGenerator : public Halide::Generator<PhaseConvQuantGenerator> {
 public:
     GeneratorParam<int> rank{"rank", 2, 1, 3};
-    // The data's storage type: u8 (i8 data reaches the kernel shifted by 128: the dispatcher's copy).
+    // The layer's data type as the registry files the kernel: u8 (i8 data reaches the kernel as
+    // u8 shifted by 128, or as i16: the dispatcher's copy).
     GeneratorParam<std::string> dtype{"dtype", "u8"};
+    // Input channels per dot product: 4 (u8 x i8 quads) or 2 (i16 x i16 pairs).
+    GeneratorParam<int> group{"group", 4, 2, 4};
     GeneratorParam<std::string> layout{"layout", "nxc"};
     // The output's type: u8, i8, i32 or f32 (the f32 value before post-ops the kernel cannot run,
     // which the dispatcher's epilogue pass then applies).
     GeneratorParam<std::string> dst{"dst", "u8"};
-    GeneratorParam<int> vectors{"vectors", 4, 1, 8};
-    GeneratorParam<int> q_tile{"q_tile", 6, 1, 16};
+    // The register tile: vectors of output channels x positions; 0 = the target's (4 x 6 with 32
+    // vector registers, 2 x 5 with 16).
+    GeneratorParam<int> vectors{"vectors", 0, 0, 8};
+    GeneratorParam<int> q_tile{"q_tile", 0, 0, 16};
 
     Input<int32_t> in_step_0{"in_step_0", 1, 1, 1 << 20};
     Input<int32_t> in_step_1{"in_step_1", 1, 1, 1 << 20};
@@ -44,13 +51,14 @@ public:
     Halide::GeneratorOutput<Buffer<>> *output = nullptr;
 
     void configure() {
-        if (std::string(dtype) != "u8" || std::string(layout) != "nxc") {
-            std::cerr << "deconv generator: the quantized kernel takes dtype=u8 layout=nxc\n";
+        if (std::string(dtype) != "u8" || std::string(layout) != "nxc" || (group != 2 && group != 4)) {
+            std::cerr << "deconv generator: the quantized kernel takes dtype=u8 layout=nxc group=2|4\n";
             std::exit(1);
         }
         const int d = rank;
-        input = add_input<Buffer<>>("input", UInt(8), d + 3);
-        filter = add_input<Buffer<>>("filter", Int(8), d + 3);
+        const bool quads = group == 4;
+        input = add_input<Buffer<>>("input", quads ? UInt(8) : Int(16), d + 3);
+        filter = add_input<Buffer<>>("filter", quads ? Int(8) : Int(16), d + 3);
         comp = add_input<Buffer<>>("comp", Int(32), 2);
         bias = add_input<Buffer<>>("bias", Float(32), 2);
         scale = add_input<Buffer<>>("scale", Float(32), 2);
@@ -71,24 +79,26 @@ public:
         using namespace Halide;
         std::vector<Expr> steps = {in_step_0, in_step_1, in_step_2};
         steps.resize(rank);
-        const Func in = logical_input(*input, *input, Layout::NXC, rank, UInt(8), false);
-        // The weights in quads: output channel co's weights of input channels 4i..4i+3 are the four
-        // bytes at 4*co of row 4i, whose rows lie C_OUT bytes apart (so row 4i starts 4i*C_OUT
-        // bytes in: one quad row of 4*C_OUT bytes per four input channels). The buffer's ci axis
-        // has the layer's extent, and is read at multiples of four.
+        const int n = group;
+        const Type data_t = n == 4 ? UInt(8) : Int(16);
+        const Func in = logical_input(*input, *input, Layout::NXC, rank, data_t, false);
+        // The weights in groups of n: output channel co's weights of input channels n*i..n*i+n-1
+        // are the n elements at n*co of row n*i, whose rows lie C_OUT elements apart (so row n*i
+        // starts n*i*C_OUT elements in: one row of n*C_OUT per n input channels). The buffer's ci
+        // axis has the layer's extent, and is read at multiples of n.
         std::vector<Var> k;
         for (int i = 0; i < rank + 3; i++) k.emplace_back("k" + std::to_string(i));
         Func w("filter_quads");
         {
             std::vector<Expr> at(rank + 3);
             const Expr co = k[rank], ci = k[rank + 1];
-            at[0] = 4 * co + ci % 4;
-            at[1] = ci / 4 * 4;
+            at[0] = n * co + ci % n;
+            at[1] = ci / n * n;
             at[2] = k[rank + 2];
             for (int i = 0; i < rank; i++) at[3 + i] = k[i];
             w(k) = (*filter)(at);
         }
-        ConvStages p = define_phase_conv(in, w, *filter, Layout::NXC, true, rank, steps, UInt(8));
+        ConvStages p = define_phase_conv(in, w, *filter, Layout::NXC, true, rank, steps, data_t);
         const std::vector<Var> args = p.out_args();
         // The epilogue's order (include/deconv/deconv.h): the accumulator as f32, bias, scale,
         // post-ops, zero point, round half to even, saturate.
@@ -99,7 +109,7 @@ public:
         (*output)(args) = t.is_float() ? v : saturating_cast(t, round(v + dst_zero_point));
         p.out = *output;
         filter->dim(1).set_stride(Expr());
-        schedule_cpu_quant_dots(p, *output, vectors, q_tile);
+        schedule_cpu_quant_dots(p, *output, get_target(), n, vectors, q_tile);
     }
 };
 

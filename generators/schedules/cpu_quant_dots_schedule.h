@@ -1,27 +1,34 @@
-// CPU schedule of the quantized channels-last kernel (phase_conv_quant_generator.cpp): u8 data
-// times i8 weights, four input channels per 32-bit lane, one vpdpbusd (AVX512-VNNI) per vector
-// of output channels and input-channel quad.
+// CPU schedule of the quantized channels-last kernel (phase_conv_quant_generator.cpp): a group
+// of `group` input channels per 32-bit lane, one dot-product instruction per vector of output
+// channels and group: vpdpbusd (AVX512-VNNI) on u8 x i8 quads, vpmaddwd on i16 x i16 pairs.
 //
 // The register tile is the channels-last micro-kernel's (cpu_channels_last_schedule.h) with a
-// quad of input channels in each step: per step it loads `vectors` weight vectors (16 output
-// channels x 4 input channels each) and broadcasts one 32-bit input quad per position, and does
-// vectors x positions dot-product instructions into i32 accumulators. Quads make the reduction a
-// 4-way VectorReduce of widening u8 x i8 products, which Halide lowers to vpdpbusd on its
-// Sapphire Rapids target (the kernels are built through llc for Cascade Lake: cmake says how).
+// group of input channels in each step: per step it loads `vectors` weight vectors (a lane's
+// group per output channel) and broadcasts one 32-bit input group per position, and does
+// vectors x positions dot-product instructions into i32 accumulators. The groups make the
+// reduction a VectorReduce of widening products, which Halide lowers to vpdpbusd on its Sapphire
+// Rapids target (those kernels are built through llc for Cascade Lake: cmake says how), and to
+// vpmaddwd on every x86 target.
 #pragma once
 
 #include "../conv_stages.h"
+#include "../../facts/tile_facts.h"
 
 #include <vector>
 
 namespace deconv {
 namespace gen {
 
-// `out_param`: the output buffer [c, g, y.., n]. `vectors` x `q_tile`: the full tile.
-inline void schedule_cpu_quant_dots(ConvStages &p, Halide::OutputImageParam out_param, int vectors, int q_tile) {
+// `out_param`: the output buffer [c, g, y.., n]. `vectors` x `q_tile`: the full tile (0: the
+// channels-last kernels' tile for the target's registers).
+inline void schedule_cpu_quant_dots(ConvStages &p, Halide::OutputImageParam out_param, const Halide::Target &target,
+                                    int group, int vectors, int q_tile) {
     using namespace Halide;
     const int rank = (int)p.q.size();
-    const int lanes = 16;  // i32 accumulators per AVX-512 vector
+    const int lanes = target.natural_vector_size(Int(32));
+    const bool many = tiles::many_registers(target.has_feature(Target::AVX512), target.arch == Target::ARM);
+    if (vectors <= 0) vectors = tiles::channels_last_vectors(many);
+    if (q_tile <= 0) q_tile = tiles::channels_last_q_tile(many);
     const Expr channels = out_param.dim(0).extent();
     const Expr width = out_param.dim(2).extent();
     struct Tile {
@@ -35,7 +42,7 @@ inline void schedule_cpu_quant_dots(ConvStages &p, Halide::OutputImageParam out_
     Var qo("qo"), qi("qi"), co_o("co_o"), co_i("co_i");
     RVar quad("quad"), quads("quads");
     Stage u = p.acc.update();
-    u.split(p.r[rank], quads, quad, 4);
+    u.split(p.r[rank], quads, quad, group);
     std::vector<VarOrRVar> acc_order = {quad, p.co, p.q[0], p.g, quads};
     for (int i = 0; i < rank; i++) acc_order.push_back(p.r[i]);
     for (int i = 1; i < rank; i++) acc_order.push_back(p.q[i]);
@@ -68,7 +75,7 @@ inline void schedule_cpu_quant_dots(ConvStages &p, Halide::OutputImageParam out_
         }
     }
     // Fewer than a vector of output channels per group: the dispatcher runs such layers elsewhere.
-    p.out.specialize_fail("the quantized dot-product kernel needs 16 or more output channels per group");
+    p.out.specialize_fail("the quantized dot-product kernel needs a vector or more of output channels per group");
     p.out.split(p.q[0], qo, qi, 1).split(p.co, co_o, co_i, 1);
     outer(p.out);
     p.acc.compute_at(p.out, qo).store_in(MemoryType::Register);

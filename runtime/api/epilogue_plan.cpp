@@ -171,7 +171,10 @@ Plan Plan::create(Op op, const DataTypes &types, const std::vector<int64_t> &inp
         }
         impl->phases = impl->acc_plan->phases;
         const std::string &variant = impl->acc_plan->variant;
-        if (detail::quant_dots_take(*impl) && detail::cpu_has_vnni(variant)) {
+        using QuantDots = detail::Policy::QuantDots;
+        const QuantDots pin = impl->acc_plan->policy.quant_dots;
+        if (detail::quant_dots_take(*impl) && pin != QuantDots::Off) {
+            // u8 x i8 quads on vpdpbusd where the CPU has VNNI, else i16 pairs on vpmaddwd.
             detail::KernelKey key;
             key.family = detail::KernelFamily::Generic;
             key.generator = "deconv_phase_conv_quant";
@@ -181,8 +184,15 @@ Plan Plan::create(Op op, const DataTypes &types, const std::vector<int64_t> &inp
             key.channels = true;
             detail::QuantDotsStore probe;
             impl->quant_dots_fused = detail::quant_dots_slots(epilogue.post_ops, probe) && types.dst != DType::bf16;
-            key.extra = std::string("dst=") + dtype_name(impl->quant_dots_fused ? types.dst : DType::f32);
-            impl->quant_dots_kernel = detail::find_kernel(key, variant);
+            const std::string dst = std::string("dst=") + dtype_name(impl->quant_dots_fused ? types.dst : DType::f32);
+            for (int group : {4, 2}) {
+                if (group == 4 && (!detail::cpu_has_vnni(variant) || pin == QuantDots::Pairs)) continue;
+                if (group == 2 && pin == QuantDots::Quads) continue;
+                key.extra = dst + (group == 2 ? " group=2" : "");
+                impl->quant_dots_kernel = detail::find_kernel(key, variant);
+                impl->quant_dots_group = group;
+                if (impl->quant_dots_kernel) break;
+            }
         }
     } else {
         impl->acc_plan = plain(types.src == DType::f64 ? DType::f64 : DType::f32);
@@ -207,7 +217,7 @@ PackedFilter Plan::pack_epilogue_filter(const ConstTensorView &filter) const {
     packed->owner = impl_;
     if (p.quant_dots_kernel) {
         packed->quant_dots = std::make_shared<const detail::QuantDotsFilter>(
-            detail::pack_quant_dots_filter(p, dense_weights(p, filter, w_st).data()));
+            detail::pack_quant_dots_filter(p, dense_weights(p, filter, w_st).data(), p.quant_dots_group));
     } else if (detail::is_quantized(p.types)) {
         ConvertedWeights w = convert_quantized_weights(p, filter, w_st);
         packed->acc_fast = w.fast;
@@ -340,7 +350,7 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
         AccWeights w;
         if (p.quant_dots_kernel) {
             w.dots = std::make_shared<const detail::QuantDotsFilter>(
-                detail::pack_quant_dots_filter(p, dense_weights(p, filter, w_st).data()));
+                detail::pack_quant_dots_filter(p, dense_weights(p, filter, w_st).data(), p.quant_dots_group));
         } else if (detail::is_quantized(p.types)) {
             ConvertedWeights c = convert_quantized_weights(p, filter, w_st);
             w.plan = c.plan;

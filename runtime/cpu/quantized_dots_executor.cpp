@@ -73,15 +73,20 @@ bool quant_dots_slots(const std::vector<PostOp> &ops, QuantDotsStore &store) {
     return true;
 }
 
-QuantDotsFilter pack_quant_dots_filter(const Plan::Impl &p, const int8_t *w) {
+QuantDotsFilter pack_quant_dots_filter(const Plan::Impl &p, const int8_t *w, int group) {
     const OpGeometry &g = p.geo;
     const int rank = g.rank;
     QuantDotsFilter f;
-    f.c_in4 = (g.c_in + 3) / 4 * 4;
+    f.group = group;
+    const int64_t n = group;
+    f.c_in_g = (g.c_in + n - 1) / n * n;
     int64_t taps = 1;
     for (int64_t k : g.kernel) taps *= k;
-    const int64_t block = f.c_in4 * g.c_out;  // one tap's quads
-    f.data.assign((size_t)(g.groups * taps * block), 0);
+    const int64_t block = f.c_in_g * g.c_out;  // one tap's groups
+    const size_t elem = group == 4 ? 1 : 2;
+    f.data.assign((size_t)(g.groups * taps * block) * elem, 0);
+    int8_t *quads = (int8_t *)f.data.data();
+    int16_t *pairs = (int16_t *)f.data.data();
     // Source [G][C_IN][C_OUT][taps]; each output channel's sum per tap for the compensation.
     std::vector<int64_t> tap_sums((size_t)(g.groups * taps * g.c_out), 0);
     for (int64_t gi = 0; gi < g.groups; gi++)
@@ -89,11 +94,13 @@ QuantDotsFilter pack_quant_dots_filter(const Plan::Impl &p, const int8_t *w) {
             for (int64_t co = 0; co < g.c_out; co++) {
                 const int8_t *src = w + ((gi * g.c_in + ci) * g.c_out + co) * taps;
                 for (int64_t t = 0; t < taps; t++) {
-                    f.data[(size_t)((gi * taps + t) * block + (ci / 4) * 4 * g.c_out + co * 4 + ci % 4)] = src[t];
+                    const size_t at = (size_t)((gi * taps + t) * block + (ci / n) * n * g.c_out + co * n + ci % n);
+                    if (group == 4) quads[at] = src[t];
+                    else pairs[at] = src[t];
                     tap_sums[(size_t)((gi * taps + t) * g.c_out + co)] += src[t];
                 }
             }
-    const int64_t zp = copy_zero_point(p);
+    const int64_t zp = group == 4 ? copy_zero_point(p) : 0;
     // Tap strides of the flattened [K_1..K_D] index.
     std::vector<int64_t> kst(rank, 1);
     for (int a = rank - 2; a >= 0; a--) kst[a] = kst[a + 1] * g.kernel[a + 1];
@@ -123,9 +130,12 @@ void run_quant_dots(const Plan::Impl &p, const KernelEntry *kernel, const QuantD
     const int rank = g.rank;
     std::vector<int64_t> lo, hi;
     margins(p, lo, hi);
-    // The bordered channels-last copy [N, X'_1..X'_D, G*C_IN4], filled with the zero point.
+    // The bordered channels-last copy [N, X'_1..X'_D, G*C_IN_G]: u8 filled with the zero point
+    // (quads), or i16 values less the zero point filled with zeros (pairs).
+    const bool quads = f.group == 4;
+    const size_t x_elem = quads ? 1 : 2;
     std::vector<int64_t> ext(rank), cst(rank);
-    const int64_t c_tot = g.groups * f.c_in4;
+    const int64_t c_tot = g.groups * f.c_in_g;
     int64_t positions = 1;
     for (int a = 0; a < rank; a++) {
         ext[a] = g.in_spatial[a] + lo[a] + hi[a];
@@ -136,9 +146,11 @@ void run_quant_dots(const Plan::Impl &p, const KernelEntry *kernel, const QuantD
         s *= ext[a];
     }
     const int64_t image = positions * c_tot;
-    BufferPool::Lease copy = p.bordered_pool.take((size_t)(g.n * image));
+    BufferPool::Lease copy = p.bordered_pool.take((size_t)(g.n * image) * x_elem);
     uint8_t *x = copy.data();
-    std::memset(x, copy_zero_point(p), (size_t)(g.n * image));
+    std::memset(x, quads ? copy_zero_point(p) : 0, (size_t)(g.n * image) * x_elem);
+    const int32_t zp = p.epilogue.src_zero_point;
+    const bool signed_src = p.types.src == DType::i8;
     // The caller's input, by its data format: channel stride and spatial strides.
     const bool nxc = g.data_format == DataFormat::NXC;
     const int64_t in_c = nxc ? in_st[rank + 1] : in_st[1];
@@ -157,8 +169,15 @@ void run_quant_dots(const Plan::Impl &p, const KernelEntry *kernel, const QuantD
             }
             for (int64_t gi = 0; gi < g.groups; gi++) {
                 const uint8_t *s = src + s_off + gi * g.c_in * in_c;
-                uint8_t *d = x + d_off + gi * f.c_in4;
-                for (int64_t ci = 0; ci < g.c_in; ci++) d[ci] = s[ci * in_c] ^ flip;
+                if (quads) {
+                    uint8_t *d = x + d_off + gi * f.c_in_g;
+                    for (int64_t ci = 0; ci < g.c_in; ci++) d[ci] = s[ci * in_c] ^ flip;
+                } else {
+                    int16_t *d = (int16_t *)x + d_off + gi * f.c_in_g;
+                    for (int64_t ci = 0; ci < g.c_in; ci++) {
+                        d[ci] = (int16_t)((signed_src ? (int32_t)(int8_t)s[ci * in_c] : (int32_t)s[ci * in_c]) - zp);
+                    }
+                }
             }
         }
     }
@@ -172,17 +191,17 @@ void run_quant_dots(const Plan::Impl &p, const KernelEntry *kernel, const QuantD
         kst[a] = taps;
         taps *= g.kernel[a];
     }
-    const int64_t block = f.c_in4 * g.c_out;
+    const int64_t block = f.c_in_g * g.c_out;
     size_t combo = 0;
     const QuantDotsFn fn = kernel->as<QuantDotsFn>();
     for_each_combination(phase_counts(p), [&](const std::vector<size_t> &at) {
         const std::vector<int32_t> &comp = f.comp[combo++];
         halide_dimension_t in_d[6], w_d[6], c_d[2], o_d[6];
         int32_t steps[3] = {1, 1, 1};
-        set_dim(in_d[0], 0, f.c_in4, 1);
-        set_dim(in_d[1], 0, g.groups, f.c_in4);
-        set_dim(w_d[0], 0, 4 * g.c_out, 1);
-        set_dim(w_d[1], 0, f.c_in4, g.c_out);
+        set_dim(in_d[0], 0, f.c_in_g, 1);
+        set_dim(in_d[1], 0, g.groups, f.c_in_g);
+        set_dim(w_d[0], 0, f.group * g.c_out, 1);
+        set_dim(w_d[1], 0, f.c_in_g, g.c_out);
         set_dim(w_d[2], 0, g.groups, taps * block);
         set_dim(c_d[0], 0, g.c_out, 1);
         set_dim(c_d[1], 0, g.groups, g.c_out);
@@ -205,8 +224,10 @@ void run_quant_dots(const Plan::Impl &p, const KernelEntry *kernel, const QuantD
         set_dim(in_d[2 + rank], 0, g.n, image);
         set_dim(o_d[2 + rank], 0, g.n, out_st[0]);
         if (!tapped) w_d[1].extent = 0;  // no input channels: the sum is zero
-        halide_buffer_t in_b = view(halide_type_t(halide_type_uint, 8), x, rank + 3, in_d);
-        halide_buffer_t w_b = view(halide_type_t(halide_type_int, 8), f.data.data() + w_off, rank + 3, w_d);
+        halide_buffer_t in_b = view(quads ? halide_type_t(halide_type_uint, 8) : halide_type_t(halide_type_int, 16), x,
+                                    rank + 3, in_d);
+        halide_buffer_t w_b = view(halide_type_t(halide_type_int, quads ? 8 : 16), f.data.data() + w_off * x_elem,
+                                   rank + 3, w_d);
         halide_buffer_t c_b = view(halide_type_t(halide_type_int, 32), comp.data(), 2, c_d);
         halide_buffer_t b_b = view(halide_type_t(halide_type_float, 32), store.bias.data(), 2, c_d);
         halide_buffer_t s_b = view(halide_type_t(halide_type_float, 32), store.scale.data(), 2, c_d);

@@ -5,11 +5,11 @@
 // scale, up to two piecewise-linear post-ops, zero point, saturation) into a channels-last
 // tensor of the kernel's dst type.
 //
-// Why the border holds the zero point: every tap of a phase then reads a real element or one
-// worth exactly zero after the subtraction, so sum((x - zp) * w) = sum(x * w) - zp * sum(w) over
-// all the phase's taps, the same compensation for every output of the phase (the kernel
+// Why the border holds the zero point (quads): every tap of a phase then reads a real element or
+// one worth exactly zero after the subtraction, so sum((x - zp) * w) = sum(x * w) - zp * sum(w)
+// over all the phase's taps, the same compensation for every output of the phase (the kernel
 // subtracts it). i8 data is copied as u8 (x + 128, its zero point moved by 128 likewise), the
-// operand vpdpbusd takes.
+// operand vpdpbusd takes. Pairs read i16 copies of x - zp bordered with zeros: no compensation.
 #pragma once
 
 #include "kernels/kernel_registry.h"
@@ -23,10 +23,13 @@ namespace deconv {
 namespace detail {
 
 struct QuantDotsFilter {
-    // [G][K_1..K_D][C_IN4 / 4][C_OUT][4]: the weights of four input channels of an output channel
-    // side by side (C_IN4: the input channels per group rounded up to four, the extra ones zero).
-    std::vector<int8_t> data;
-    int64_t c_in4 = 0;
+    // Input channels per dot product: 4 (u8 x i8 quads, the VNNI kernels) or 2 (i16 pairs).
+    int group = 4;
+    // [G][K_1..K_D][C_IN_G / group][C_OUT][group]: the weights of a group of input channels of an
+    // output channel side by side, i8 (quads) or i16 (pairs) (C_IN_G: the input channels per
+    // group rounded up to a whole group, the extra ones zero).
+    std::vector<uint8_t> data;
+    int64_t c_in_g = 0;
     // Per combination of phases (the odometer's order, last axis fastest): [G][C_OUT].
     std::vector<std::vector<int32_t>> comp;
 };
@@ -48,8 +51,9 @@ struct QuantDotsStore {
 // bounded_relu and linear, and no sum (false otherwise).
 bool quant_dots_slots(const std::vector<PostOp> &ops, QuantDotsStore &store);
 
-// Packs a dense i8 filter of the op's layout ([G, C_IN, C_OUT, K..] or [C_IN, C_OUT, K..]).
-QuantDotsFilter pack_quant_dots_filter(const Plan::Impl &p, const int8_t *w);
+// Packs a dense i8 filter of the op's layout ([G, C_IN, C_OUT, K..] or [C_IN, C_OUT, K..]) for
+// the kernels of `group` input channels.
+QuantDotsFilter pack_quant_dots_filter(const Plan::Impl &p, const int8_t *w, int group);
 
 // Runs the layer on `kernel` into `out`, a channels-last tensor [N, Y_1..Y_D, G*C_OUT] of the
 // kernel's dst type with strides `out_st` (the channels' 1); `input` (u8 or i8, p.types.src) has

@@ -98,7 +98,9 @@ std::string implementation_chain(const Plan::Impl &p) {
 std::string describe_execution(const Plan::Impl &p) {
     if (p.quant_dots_kernel) {
         return describe_epilogue(p) + "; accumulates on " + p.quant_dots_kernel->name +
-               " (u8 x i8 quads, vpdpbusd) over a zero-point-bordered channels-last copy";
+               (p.quant_dots_group == 4 ? " (u8 x i8 quads, vpdpbusd) over a zero-point-bordered"
+                                        : " (i16 pairs, vpmaddwd) over a zero-bordered i16") +
+               " channels-last copy" + (p.quant_dots_fused ? ", the epilogue in its store" : ", then the epilogue pass");
     }
     if (p.acc_plan) {
         std::string s = describe_epilogue(p) + "; accumulates on the " + dtype_name(p.acc_plan->dtype) + " plan";

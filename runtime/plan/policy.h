@@ -30,6 +30,10 @@ struct Policy {
     Toggle bordered_input = Toggle::Auto;    // read a zero-bordered copy of the input
     Toggle batch_rows = Toggle::Auto;        // channels-last: the images as the innermost row
     Toggle bf16_dot = Toggle::Auto;          // bf16 input-channel pairs on vdpbf16ps kernels
+    // Quantized layers: the dot-product kernels of u8 x i8 quads (VNNI) or i16 pairs, or none
+    // (the f32 or i32 plain plans accumulate).
+    enum class QuantDots : int8_t { Auto, Off, Quads, Pairs };
+    QuantDots quant_dots = QuantDots::Auto;
     Toggle short_phase = Toggle::Auto;       // interleaved stride 2 with phase 0 a tap short
     Toggle interleaved_tail = Toggle::Auto;  // blocked rows' rest on the plain kernel
     Toggle exact_groups = Toggle::Auto;      // depthwise interleaved rows split at a tile multiple
