@@ -28,7 +28,10 @@ inline void schedule_cpu_quant_dots(ConvStages &p, Halide::OutputImageParam out_
     const int lanes = target.natural_vector_size(Int(32));
     const bool many = tiles::many_registers(target.has_feature(Target::AVX512), target.arch == Target::ARM);
     if (vectors <= 0) vectors = tiles::channels_last_vectors(many);
-    if (q_tile <= 0) q_tile = tiles::channels_last_q_tile(many);
+    // Pairs: vpmaddwd writes a product that a vpaddd then adds, one temporary register per
+    // multiply; with six positions LLVM spilled and shuffled accumulators (24 + 4 + 6 + temps on
+    // AVX-512), so four. vpdpbusd accumulates in place: the channels-last tile.
+    if (q_tile <= 0) q_tile = group == 2 ? 4 : tiles::channels_last_q_tile(many);
     const Expr channels = out_param.dim(0).extent();
     const Expr width = out_param.dim(2).extent();
     struct Tile {
