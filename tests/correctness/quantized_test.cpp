@@ -26,8 +26,9 @@
 // Case lists (QuantizedCase, one CTest test each): DTypes (src u8/i8 x dst u8/i8/i32/f32/bf16 x
 // no/per-tensor/per-channel scales x no/f32/i32 bias, with zero points), Geometry (every stride
 // phase: pads, dilations, output_padding, output_shape, ranks 1-3, NCX and NXC, the ungrouped op),
-// Saturation, Ties, BigAccumulators (|acc| > 2^24), Large (> 2^15 outputs), Eltwise (each op on
-// f32, u8 and bf16 dsts), Sum (every dst, and a chain), RunArgs (run-time scales, packed filters).
+// Saturation, Ties, BigAccumulators (|acc| > 2^24), Large (> 2^15 outputs), Wide (>= 16 output
+// channels per group, each epilogue kind), Eltwise (each op on f32, u8 and bf16 dsts), Sum (every
+// dst, and a chain), RunArgs (run-time scales, packed filters).
 // Every case checks its own size (elements compared > 0) and that the expected result is not
 // trivial (several distinct values, or both saturation ends where a case is about saturation);
 // QuantizedCases.ListsAreComplete checks the lists' sizes, so none passes by running nothing.
@@ -653,17 +654,18 @@ std::vector<QCase> big_accumulator_cases() {
     const Geometry g{"r2_cin130_k3", true, {1, 130, 4, 3}, {1, 130, 2, 3, 3}, attrs({1, 1}, {0, 0}, {0, 0}), std::nullopt};
     const Geometry g2{"r1_g2_cin300_k4s2", true, {1, 600, 3}, {2, 300, 2, 4}, attrs({2}, {1}, {0}), std::nullopt};
     uint32_t seed = 650;
-    for (int kind = 0; kind < 4; kind++) {
+    const Geometry g3{"r2_cin132_cout16_k3", true, {1, 132, 3, 4}, {1, 132, 16, 3, 3}, attrs({1, 1}, {1, 1}, {0, 1}), std::nullopt};
+    for (int kind = 0; kind < 6; kind++) {
         QCase c;
-        c.geo = kind < 2 ? g : g2;
+        c.geo = kind < 2 ? g : kind < 4 ? g2 : g3;
         c.format = kind % 2 ? DataFormat::NXC : DataFormat::NCX;
-        c.types = {kind < 2 ? DType::u8 : DType::i8, DType::i8, kind == 3 ? DType::f32 : DType::i32};
-        c.src_zp = kind < 2 ? 0 : -128;
+        c.types = {kind % 4 < 2 ? DType::u8 : DType::i8, DType::i8, kind == 3 ? DType::f32 : DType::i32};
+        c.src_zp = kind % 4 < 2 ? 0 : -128;
         c.dst_zp = kind == 3 ? 0 : 7;
-        c.scale_mode = kind == 0 ? ScaleMode::none : kind == 1 ? ScaleMode::per_channel : ScaleMode::per_tensor;
-        c.ties = kind == 1 || kind == 2;
+        c.scale_mode = kind % 4 == 0 ? ScaleMode::none : kind % 4 == 1 ? ScaleMode::per_channel : ScaleMode::per_tensor;
+        c.ties = kind % 4 == 1 || kind % 4 == 2;
         c.big_acc = true;
-        c.bias = kind == 2 ? std::optional<DType>(DType::i32) : std::nullopt;
+        c.bias = kind % 4 == 2 ? std::optional<DType>(DType::i32) : std::nullopt;
         c.seed = seed++;
         c.name = std::string("big_acc_") + std::to_string(kind) + "_" + deconv_test::dt_str(c.types.src) + "s8" +
                  deconv_test::dt_str(c.types.dst) + "_" + scale_str(c.scale_mode);
@@ -696,6 +698,104 @@ std::vector<QCase> large_cases() {
     return v;
 }
 INSTANTIATE_TEST_SUITE_P(Large, QuantizedCase, ::testing::ValuesIn(large_cases()), case_name);
+
+// Wide layers (16 or more output channels per group; input channels not a multiple of 4), where a
+// library may run dot-product kernels with the epilogue in their store: each epilogue kind on
+// every stride phase, ranks 1-3, both formats, the ungrouped op.
+std::vector<QCase> wide_cases() {
+    const std::vector<Geometry> geos = {
+        {"w_r2_g2_cin5_cout17", true, {1, 10, 5, 4}, {2, 5, 17, 3, 3}, attrs({2, 2}, {1, 1}, {1, 0}, {}, {1, 1}), std::nullopt},
+        {"w_r1_cin8_cout16_k4s3", true, {2, 8, 9}, {1, 8, 16, 4}, attrs({3}, {2}, {1}), std::nullopt},
+        {"w_r3_cin4_cout16_d2", true, {1, 4, 3, 3, 3}, {1, 4, 16, 3, 2, 3}, attrs({2, 1, 2}, {1, 0, 1}, {0, 1, 1}, {1, 2, 1}), std::nullopt},
+        {"w_r2_ungrouped_cin6_cout20", false, {1, 6, 4, 4}, {6, 20, 3, 3}, attrs({2, 2}, {1, 1}, {0, 1}, {}, {0, 1}), std::nullopt},
+    };
+    std::vector<QCase> v;
+    uint32_t seed = 2500;
+    for (const auto &g : geos)
+        for (DataFormat f : {DataFormat::NCX, DataFormat::NXC})
+            for (int kind = 0; kind < 8; kind++) {
+                QCase c;
+                c.geo = g;
+                c.format = f;
+                c.seed = seed++;
+                std::string what;
+                switch (kind) {
+                case 0:
+                    c.types = {DType::u8, DType::i8, DType::u8};
+                    c.src_zp = 131;
+                    c.dst_zp = 77;
+                    c.bias = DType::f32;
+                    c.post_ops = {PostOp::eltwise(Eltwise::relu, 0.1f), PostOp::eltwise(Eltwise::linear, 1.5f, 3.0f)};
+                    what = "u8s8u8_relu_linear";
+                    break;
+                case 1:
+                    c.types = {DType::i8, DType::i8, DType::i8};
+                    c.scale_mode = ScaleMode::per_tensor;
+                    c.src_zp = -7;
+                    c.dst_zp = 5;
+                    c.bias = DType::i32;
+                    c.post_ops = {PostOp::eltwise(Eltwise::clip, -40.0f, 60.0f),
+                                  PostOp::eltwise(Eltwise::bounded_relu, 50.0f)};
+                    what = "s8s8s8_clip_bounded_relu";
+                    break;
+                case 2:
+                    c.types = {DType::u8, DType::i8, DType::i32};
+                    c.scale_mode = ScaleMode::none;
+                    c.src_zp = 3;
+                    c.dst_zp = -100;
+                    c.bias = DType::i32;
+                    what = "u8s8s32_noscale";
+                    break;
+                case 3:
+                    c.types = {DType::u8, DType::i8, DType::f32};
+                    c.runtime_scales = true;
+                    c.src_zp = 250;
+                    c.bias = DType::f32;
+                    what = "u8s8f32_runtime_scales";
+                    break;
+                case 4:
+                    c.types = {DType::i8, DType::i8, DType::bf16};
+                    c.src_zp = 1;
+                    c.bias = DType::f32;
+                    c.post_ops = {PostOp::eltwise(Eltwise::linear, 0.5f, -1.0f)};
+                    c.packed = true;
+                    what = "s8s8bf16_linear_packed";
+                    break;
+                case 5:
+                    c.types = {DType::u8, DType::i8, DType::u8};
+                    c.src_zp = 128;
+                    c.dst_zp = 128;
+                    c.post_ops = {PostOp::eltwise(Eltwise::relu, 0.5f), PostOp::sum(0.5f, 2),
+                                  PostOp::eltwise(Eltwise::clip, -100.0f, 100.0f)};
+                    what = "u8s8u8_relu_sum_clip";
+                    break;
+                case 6:
+                    c.types = {DType::u8, DType::i8, DType::i8};
+                    c.ties = true;
+                    c.small_data = true;
+                    c.src_zp = 100;
+                    c.dst_zp = -1;
+                    c.bias = DType::i32;
+                    c.packed = true;
+                    what = "u8s8s8_ties_packed";
+                    break;
+                default:
+                    c.types = {DType::i8, DType::i8, DType::u8};
+                    c.saturate = true;
+                    c.target = 400;
+                    c.src_zp = 0;
+                    c.dst_zp = 128;
+                    c.bias = DType::f32;
+                    c.post_ops = {PostOp::eltwise(Eltwise::linear, 1.25f, -2.0f)};
+                    what = "s8s8u8_saturate";
+                    break;
+                }
+                c.name = g.name + (f == DataFormat::NXC ? "_nxc_" : "_ncx_") + what;
+                v.push_back(c);
+            }
+    return v;
+}
+INSTANTIATE_TEST_SUITE_P(Wide, QuantizedCase, ::testing::ValuesIn(wide_cases()), case_name);
 
 // The eltwise ops with nontrivial alpha / beta (alpha only where the op has one).
 struct EltParams {
@@ -834,8 +934,9 @@ TEST(QuantizedCases, ListsAreComplete) {
     EXPECT_EQ(geometry_cases().size(), geometries().size() * 4u);
     EXPECT_EQ(saturation_cases().size(), 12u);
     EXPECT_EQ(tie_cases().size(), 8u);
-    EXPECT_EQ(big_accumulator_cases().size(), 4u);
+    EXPECT_EQ(big_accumulator_cases().size(), 6u);
     EXPECT_EQ(large_cases().size(), 4u);
+    EXPECT_EQ(wide_cases().size(), 64u);
     EXPECT_EQ(eltwise_cases().size(), 13u * 3u);
     EXPECT_EQ(sum_cases().size(), 11u);
     EXPECT_EQ(run_args_cases().size(), 7u);
