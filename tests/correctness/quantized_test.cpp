@@ -128,6 +128,7 @@ struct QCase {
     bool ties = false;        // scales 0.5 / 1.5: many values exactly halfway (round half to even)
     double bias_shift = 0;    // added to every bias
     bool big_acc = false;     // accumulators beyond 2^24 (data at the top of its range)
+    std::string schedule;     // ExecOptions::schedule (policy pins, docs/tuning.md)
     uint32_t seed = 1;
 };
 
@@ -435,8 +436,10 @@ std::string describe(const QCase &c) {
 // Runs a case through the library and returns its NCX output (with the prepared reference).
 std::vector<double> run_library(const QCase &c, const Prepared &pr) {
     const Epilogue e = library_epilogue(c, pr);
+    deconv::ExecOptions exec;
+    exec.schedule = c.schedule;
     const Plan plan = Plan::create(op_of(c.geo), c.types, deconv_test::shape_in(c.format, c.geo.in_shape),
-                                   c.geo.w_shape, attrs_of(c), c.geo.output_shape, deconv::ExecOptions{}, e);
+                                   c.geo.w_shape, attrs_of(c), c.geo.output_shape, exec, e);
     EXPECT_EQ(plan.shape().output_shape, deconv_test::shape_in(c.format, pr.acc.shape.output_shape));
     Tensors t = make_tensors(c, pr);
     const RunArgs args = run_args(c, t);
@@ -655,9 +658,10 @@ std::vector<QCase> big_accumulator_cases() {
     const Geometry g2{"r1_g2_cin300_k4s2", true, {1, 600, 3}, {2, 300, 2, 4}, attrs({2}, {1}, {0}), std::nullopt};
     uint32_t seed = 650;
     const Geometry g3{"r2_cin132_cout16_k3", true, {1, 132, 3, 4}, {1, 132, 16, 3, 3}, attrs({1, 1}, {1, 1}, {0, 1}), std::nullopt};
-    for (int kind = 0; kind < 6; kind++) {
+    for (int kind = 0; kind < 8; kind++) {
         QCase c;
         c.geo = kind < 2 ? g : kind < 4 ? g2 : g3;
+        if (kind >= 6) c.schedule = "quant_dots=pairs";  // i16 pairs, where a library has them
         c.format = kind % 2 ? DataFormat::NXC : DataFormat::NCX;
         c.types = {kind % 4 < 2 ? DType::u8 : DType::i8, DType::i8, kind == 3 ? DType::f32 : DType::i32};
         c.src_zp = kind % 4 < 2 ? 0 : -128;
@@ -668,7 +672,7 @@ std::vector<QCase> big_accumulator_cases() {
         c.bias = kind % 4 == 2 ? std::optional<DType>(DType::i32) : std::nullopt;
         c.seed = seed++;
         c.name = std::string("big_acc_") + std::to_string(kind) + "_" + deconv_test::dt_str(c.types.src) + "s8" +
-                 deconv_test::dt_str(c.types.dst) + "_" + scale_str(c.scale_mode);
+                 deconv_test::dt_str(c.types.dst) + "_" + scale_str(c.scale_mode) + (kind >= 6 ? "_pairs" : "");
         v.push_back(c);
     }
     return v;
@@ -796,6 +800,21 @@ std::vector<QCase> wide_cases() {
     return v;
 }
 INSTANTIATE_TEST_SUITE_P(Wide, QuantizedCase, ::testing::ValuesIn(wide_cases()), case_name);
+
+// The wide cases once more with the quantized accumulation pinned each way (docs/tuning.md,
+// quant_dots): i16 pairs, u8 x i8 quads, and off (the plain plans). A pin a CPU cannot run falls
+// back to the rules, so every pin is safe on every machine.
+std::vector<QCase> wide_pinned_cases() {
+    std::vector<QCase> v;
+    for (const char *pin : {"pairs", "quads", "off"})
+        for (QCase c : wide_cases()) {
+            c.schedule = std::string("quant_dots=") + pin;
+            c.name += std::string("_") + pin;
+            v.push_back(c);
+        }
+    return v;
+}
+INSTANTIATE_TEST_SUITE_P(WidePinned, QuantizedCase, ::testing::ValuesIn(wide_pinned_cases()), case_name);
 
 // The eltwise ops with nontrivial alpha / beta (alpha only where the op has one).
 struct EltParams {
@@ -934,9 +953,10 @@ TEST(QuantizedCases, ListsAreComplete) {
     EXPECT_EQ(geometry_cases().size(), geometries().size() * 4u);
     EXPECT_EQ(saturation_cases().size(), 12u);
     EXPECT_EQ(tie_cases().size(), 8u);
-    EXPECT_EQ(big_accumulator_cases().size(), 6u);
+    EXPECT_EQ(big_accumulator_cases().size(), 8u);
     EXPECT_EQ(large_cases().size(), 4u);
     EXPECT_EQ(wide_cases().size(), 64u);
+    EXPECT_EQ(wide_pinned_cases().size(), 3u * 64u);
     EXPECT_EQ(eltwise_cases().size(), 13u * 3u);
     EXPECT_EQ(sum_cases().size(), 11u);
     EXPECT_EQ(run_args_cases().size(), 7u);
