@@ -100,8 +100,13 @@ T eltwise(Eltwise alg, T v, T a, T b) {
 template <typename T>
 DECONV_INLINE void apply_eltwise(Eltwise alg, T *v, int64_t n, T a, T b) {
     switch (alg) {
+    // (Each select computes both sides first: GCC keeps a multiply behind a condition scalar,
+    // as it might trap, and the pass then ran at a third of memory speed.)
     case Eltwise::relu:
-        for (int64_t i = 0; i < n; i++) v[i] = v[i] > 0 ? v[i] : a * v[i];
+        for (int64_t i = 0; i < n; i++) {
+            const T m = a * v[i];
+            v[i] = v[i] > 0 ? v[i] : m;
+        }
         return;
     case Eltwise::clip:
         for (int64_t i = 0; i < n; i++) v[i] = std::min(std::max(v[i], a), b);
@@ -119,6 +124,16 @@ DECONV_INLINE void apply_eltwise(Eltwise alg, T *v, int64_t n, T a, T b) {
 
 template <typename T>
 DECONV_INLINE void load(DType t, const uint8_t *base, int64_t stride, int64_t n, T *v) {
+    if (stride == 1 && t == DType::f32) {  // the common case, kept apart so that it vectorizes
+        const float *f = (const float *)base;
+        for (int64_t i = 0; i < n; i++) v[i] = (T)f[i];
+        return;
+    }
+    if (stride == 1 && t == DType::i32) {
+        const int32_t *q = (const int32_t *)base;
+        for (int64_t i = 0; i < n; i++) v[i] = (T)q[i];
+        return;
+    }
     switch (t) {
     case DType::f32:
         for (int64_t i = 0; i < n; i++) v[i] = (T)((const float *)base)[i * stride];
@@ -154,7 +169,8 @@ template <typename T>
 DECONV_INLINE T round_half_even(T v) {
     const T big = sizeof(T) == 4 ? T(8388608.0) : T(4503599627370496.0);
     const T c = std::copysign(big, v);
-    return std::abs(v) < big ? (v + c) - c : v;
+    const T r = (v + c) - c;
+    return std::abs(v) < big ? r : v;
 }
 
 template <typename I, typename T>
@@ -166,12 +182,19 @@ DECONV_INLINE void store_integer(T *v, int64_t n, int32_t zero_point, uint8_t *b
     I *d = (I *)base;
     for (int64_t i = 0; i < n; i++) {
         const C r = (C)round_half_even<T>(v[i] + (T)zero_point);
-        d[i * stride] = r != r ? I(0) : (I)std::min(std::max(r, lo), hi);
+        const C clamped = std::min(std::max(r, lo), hi);
+        d[i * stride] = r != r ? I(0) : (I)clamped;
     }
 }
 
 template <typename T>
 DECONV_INLINE void store(DType t, T *v, int64_t n, int32_t zero_point, uint8_t *base, int64_t stride) {
+    if (stride == 1 && t == DType::f32) {
+        float *f = (float *)base;
+        for (int64_t i = 0; i < n; i++) f[i] = (float)v[i];
+        return;
+    }
+    if (stride == 1 && t == DType::u8) return store_integer<uint8_t>(v, n, zero_point, base, 1);
     switch (t) {
     case DType::u8: store_integer<uint8_t>(v, n, zero_point, base, stride); return;
     case DType::i8: store_integer<int8_t>(v, n, zero_point, base, stride); return;

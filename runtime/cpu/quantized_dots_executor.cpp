@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 namespace deconv {
 namespace detail {
@@ -24,7 +25,7 @@ int32_t copy_zero_point(const Plan::Impl &p) {
 }
 
 // Input margins per spatial axis (spec order) that every phase's taps need.
-void margins(const Plan::Impl &p, std::vector<int64_t> &lo, std::vector<int64_t> &hi) {
+void dots_margins(const Plan::Impl &p, std::vector<int64_t> &lo, std::vector<int64_t> &hi) {
     const int rank = p.geo.rank;
     lo.assign(rank, 0);
     hi.assign(rank, 0);
@@ -37,13 +38,13 @@ void margins(const Plan::Impl &p, std::vector<int64_t> &lo, std::vector<int64_t>
     }
 }
 
-std::vector<size_t> phase_counts(const Plan::Impl &p) {
+std::vector<size_t> dots_phase_counts(const Plan::Impl &p) {
     std::vector<size_t> counts;
     for (const auto &axis : p.phases) counts.push_back(axis.size());
     return counts;
 }
 
-halide_buffer_t view(halide_type_t type, const void *host, int dims, halide_dimension_t *dim) {
+halide_buffer_t dots_view(halide_type_t type, const void *host, int dims, halide_dimension_t *dim) {
     halide_buffer_t b{};
     b.host = (uint8_t *)host;
     b.type = type;
@@ -104,7 +105,7 @@ QuantDotsFilter pack_quant_dots_filter(const Plan::Impl &p, const int8_t *w, int
     // Tap strides of the flattened [K_1..K_D] index.
     std::vector<int64_t> kst(rank, 1);
     for (int a = rank - 2; a >= 0; a--) kst[a] = kst[a + 1] * g.kernel[a + 1];
-    for_each_combination(phase_counts(p), [&](const std::vector<size_t> &at) {
+    for_each_combination(dots_phase_counts(p), [&](const std::vector<size_t> &at) {
         std::vector<int32_t> comp((size_t)(g.groups * g.c_out), 0);
         std::vector<size_t> tap_counts;
         for (int a = 0; a < rank; a++) tap_counts.push_back((size_t)p.phases[a][at[a]].tap_count);
@@ -129,7 +130,7 @@ void run_quant_dots(const Plan::Impl &p, const KernelEntry *kernel, const QuantD
     const OpGeometry &g = p.geo;
     const int rank = g.rank;
     std::vector<int64_t> lo, hi;
-    margins(p, lo, hi);
+    dots_margins(p, lo, hi);
     // The bordered channels-last copy [N, X'_1..X'_D, G*C_IN_G]: u8 filled with the zero point
     // (quads), or i16 values less the zero point filled with zeros (pairs).
     const bool quads = f.group == 4;
@@ -158,29 +159,71 @@ void run_quant_dots(const Plan::Impl &p, const KernelEntry *kernel, const QuantD
     const uint8_t *src = (const uint8_t *)input;
     int64_t in_positions = 1;
     for (int64_t v : g.in_spatial) in_positions *= v;
-    for (int64_t n = 0; n < g.n; n++) {
-        for (int64_t pos = 0; pos < in_positions; pos++) {
-            int64_t rest = pos, s_off = n * in_st[0], d_off = n * image;
-            for (int a = rank - 1; a >= 0; a--) {
-                const int64_t i = rest % g.in_spatial[a];
-                rest /= g.in_spatial[a];
-                s_off += i * in_st[(nxc ? 1 : 2) + a];
-                d_off += (i + lo[a]) * cst[a];
-            }
-            for (int64_t gi = 0; gi < g.groups; gi++) {
-                const uint8_t *s = src + s_off + gi * g.c_in * in_c;
-                if (quads) {
-                    uint8_t *d = x + d_off + gi * f.c_in_g;
-                    for (int64_t ci = 0; ci < g.c_in; ci++) d[ci] = s[ci * in_c] ^ flip;
-                } else {
-                    int16_t *d = (int16_t *)x + d_off + gi * f.c_in_g;
-                    for (int64_t ci = 0; ci < g.c_in; ci++) {
-                        d[ci] = (int16_t)((signed_src ? (int32_t)(int8_t)s[ci * in_c] : (int32_t)s[ci * in_c]) - zp);
+    // One task per row of the innermost spatial axis (per image and outer position): the
+    // caller's channels-first rows are read along the row, one channel at a time; channels-last
+    // ones one position's channels at a time.
+    const int64_t width = g.in_spatial[rank - 1];
+    const int64_t in_x = in_st[(nxc ? 1 : 2) + rank - 1];
+    struct Copy {
+        const std::function<void(int64_t)> *row;
+        int64_t rows_per_task, rows;
+    };
+    const std::function<void(int64_t)> copy_row = [&](int64_t row) {
+        int64_t rest = row, s_off = 0, d_off = 0;
+        for (int a = rank - 2; a >= 0; a--) {
+            const int64_t i = rest % g.in_spatial[a];
+            rest /= g.in_spatial[a];
+            s_off += i * in_st[(nxc ? 1 : 2) + a];
+            d_off += (i + lo[a]) * cst[a];
+        }
+        s_off += rest * in_st[0];
+        d_off += rest * image + lo[rank - 1] * cst[rank - 1];
+        const int64_t d_x = cst[rank - 1];
+        for (int64_t gi = 0; gi < g.groups; gi++) {
+            const uint8_t *s = src + s_off + gi * g.c_in * in_c;
+            const int64_t d0 = d_off + gi * f.c_in_g;
+            if (nxc) {
+                for (int64_t xi = 0; xi < width; xi++) {
+                    const uint8_t *sx = s + xi * in_x;
+                    if (quads) {
+                        uint8_t *d = x + d0 + xi * d_x;
+                        for (int64_t ci = 0; ci < g.c_in; ci++) d[ci] = sx[ci * in_c] ^ flip;
+                    } else {
+                        int16_t *d = (int16_t *)x + d0 + xi * d_x;
+                        if (signed_src) {
+                            for (int64_t ci = 0; ci < g.c_in; ci++) d[ci] = (int16_t)((int8_t)sx[ci * in_c] - zp);
+                        } else {
+                            for (int64_t ci = 0; ci < g.c_in; ci++) d[ci] = (int16_t)(sx[ci * in_c] - zp);
+                        }
+                    }
+                }
+            } else {
+                for (int64_t ci = 0; ci < g.c_in; ci++) {
+                    const uint8_t *sc = s + ci * in_c;
+                    if (quads) {
+                        uint8_t *d = x + d0 + ci;
+                        for (int64_t xi = 0; xi < width; xi++) d[xi * d_x] = sc[xi * in_x] ^ flip;
+                    } else {
+                        int16_t *d = (int16_t *)x + d0 + ci;
+                        if (signed_src) {
+                            for (int64_t xi = 0; xi < width; xi++) d[xi * d_x] = (int16_t)((int8_t)sc[xi * in_x] - zp);
+                        } else {
+                            for (int64_t xi = 0; xi < width; xi++) d[xi * d_x] = (int16_t)(sc[xi * in_x] - zp);
+                        }
                     }
                 }
             }
         }
-    }
+    };
+    const int64_t rows = g.n * (in_positions / width);
+    Copy c{&copy_row, std::max<int64_t>(1, rows / 64), rows};
+    auto task = [](void *, int t, uint8_t *closure) -> int {
+        const Copy &c = *reinterpret_cast<const Copy *>(closure);
+        const int64_t begin = t * c.rows_per_task, end = std::min(c.rows, begin + c.rows_per_task);
+        for (int64_t r = begin; r < end; r++) (*c.row)(r);
+        return 0;
+    };
+    halide_do_par_for(nullptr, task, 0, (int)((rows + c.rows_per_task - 1) / c.rows_per_task), reinterpret_cast<uint8_t *>(&c));
     // The output [N, Y_1..Y_D, G*C_OUT] (out_st). Outputs that no tap reaches hold the
     // epilogue of a zero sum: each such phase runs on the kernel with its taps' extent zero.
     const size_t out_elem = dtype_size(out_type);
@@ -194,7 +237,7 @@ void run_quant_dots(const Plan::Impl &p, const KernelEntry *kernel, const QuantD
     const int64_t block = f.c_in_g * g.c_out;
     size_t combo = 0;
     const QuantDotsFn fn = kernel->as<QuantDotsFn>();
-    for_each_combination(phase_counts(p), [&](const std::vector<size_t> &at) {
+    for_each_combination(dots_phase_counts(p), [&](const std::vector<size_t> &at) {
         const std::vector<int32_t> &comp = f.comp[combo++];
         halide_dimension_t in_d[6], w_d[6], c_d[2], o_d[6];
         int32_t steps[3] = {1, 1, 1};
@@ -224,14 +267,14 @@ void run_quant_dots(const Plan::Impl &p, const KernelEntry *kernel, const QuantD
         set_dim(in_d[2 + rank], 0, g.n, image);
         set_dim(o_d[2 + rank], 0, g.n, out_st[0]);
         if (!tapped) w_d[1].extent = 0;  // no input channels: the sum is zero
-        halide_buffer_t in_b = view(quads ? halide_type_t(halide_type_uint, 8) : halide_type_t(halide_type_int, 16), x,
+        halide_buffer_t in_b = dots_view(quads ? halide_type_t(halide_type_uint, 8) : halide_type_t(halide_type_int, 16), x,
                                     rank + 3, in_d);
-        halide_buffer_t w_b = view(halide_type_t(halide_type_int, quads ? 8 : 16), f.data.data() + w_off * x_elem,
+        halide_buffer_t w_b = dots_view(halide_type_t(halide_type_int, quads ? 8 : 16), f.data.data() + w_off * x_elem,
                                    rank + 3, w_d);
-        halide_buffer_t c_b = view(halide_type_t(halide_type_int, 32), comp.data(), 2, c_d);
-        halide_buffer_t b_b = view(halide_type_t(halide_type_float, 32), store.bias.data(), 2, c_d);
-        halide_buffer_t s_b = view(halide_type_t(halide_type_float, 32), store.scale.data(), 2, c_d);
-        halide_buffer_t o_b = view(halide_type(out_type), (uint8_t *)out + o_off * (int64_t)out_elem, rank + 3, o_d);
+        halide_buffer_t c_b = dots_view(halide_type_t(halide_type_int, 32), comp.data(), 2, c_d);
+        halide_buffer_t b_b = dots_view(halide_type_t(halide_type_float, 32), store.bias.data(), 2, c_d);
+        halide_buffer_t s_b = dots_view(halide_type_t(halide_type_float, 32), store.scale.data(), 2, c_d);
+        halide_buffer_t o_b = dots_view(halide_type(out_type), (uint8_t *)out + o_off * (int64_t)out_elem, rank + 3, o_d);
         const QuantDotsStore::Slot &s0 = store.slot[0], &s1 = store.slot[1];
         const int rc = fn(steps[0], steps[1], steps[2], s0.pos, s0.neg, s0.add, s0.lo, s0.hi, s1.pos, s1.neg, s1.add,
                           s1.lo, s1.hi, store.dst_zero_point, &in_b, &w_b, &c_b, &b_b, &s_b, &o_b);
