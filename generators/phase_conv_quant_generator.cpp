@@ -28,6 +28,8 @@ public:
     // Input channels per dot product: 4 (u8 x i8 quads) or 2 (i16 x i16 pairs).
     GeneratorParam<int> group{"group", 4, 2, 4};
     GeneratorParam<std::string> layout{"layout", "nxc"};
+    // Interior only (the registry's name for it: every tap reads inside the bordered copy).
+    GeneratorParam<bool> bounded{"bounded", false};
     // The output's type: u8, i8, i32 or f32 (the f32 value before post-ops the kernel cannot run,
     // which the dispatcher's epilogue pass then applies).
     GeneratorParam<std::string> dst{"dst", "u8"};
@@ -51,8 +53,8 @@ public:
     Halide::GeneratorOutput<Buffer<>> *output = nullptr;
 
     void configure() {
-        if (std::string(dtype) != "u8" || std::string(layout) != "nxc" || (group != 2 && group != 4)) {
-            std::cerr << "deconv generator: the quantized kernel takes dtype=u8 layout=nxc group=2|4\n";
+        if (std::string(dtype) != "u8" || std::string(layout) != "nxc" || bounded || (group != 2 && group != 4)) {
+            std::cerr << "deconv generator: the quantized kernel takes dtype=u8 layout=nxc bounded=false group=2|4\n";
             std::exit(1);
         }
         const int d = rank;

@@ -182,6 +182,7 @@ Plan Plan::create(Op op, const DataTypes &types, const std::vector<int64_t> &inp
             key.dtype = DType::u8;
             key.layout = DataFormat::NXC;
             key.channels = true;
+            key.bounded = false;
             detail::QuantDotsStore probe;
             impl->quant_dots_fused = detail::quant_dots_slots(epilogue.post_ops, probe) && types.dst != DType::bf16;
             const std::string dst = std::string("dst=") + dtype_name(impl->quant_dots_fused ? types.dst : DType::f32);
