@@ -159,15 +159,20 @@ Plan Plan::create(Op op, const DataTypes &types, const std::vector<int64_t> &inp
                 why += std::string(why.empty() ? "" : "; ") + err.what();
             }
         }
-        if (!impl->acc_plan) {
-            throw Error(ErrorKind::Unsupported,
-                        std::string("quantized layers accumulate exactly on the i32 or f64 kernels, and this build "
-                                    "runs neither for the layer: ") + why);
-        }
+        std::shared_ptr<const Impl> f32_plan;
         try {
-            impl->fast_acc_plan = plain(DType::f32);
+            f32_plan = plain(DType::f32);
         } catch (const Error &err) {
             if (err.kind() != ErrorKind::Unsupported) throw;
+            why += std::string(why.empty() ? "" : "; ") + err.what();
+        }
+        // Without an exact plan the f32 one serves the dot-product kernels' layers alone (it
+        // then only gives the plan its geometry and policy).
+        const bool exact = impl->acc_plan != nullptr;
+        if (exact) impl->fast_acc_plan = f32_plan;
+        else impl->acc_plan = f32_plan;
+        if (!impl->acc_plan) {
+            throw Error(ErrorKind::Unsupported, "this build runs no kernel the quantized layer accumulates on: " + why);
         }
         impl->phases = impl->acc_plan->phases;
         const std::string &variant = impl->acc_plan->variant;
@@ -194,6 +199,11 @@ Plan Plan::create(Op op, const DataTypes &types, const std::vector<int64_t> &inp
                 impl->quant_dots_group = group;
                 if (impl->quant_dots_kernel) break;
             }
+        }
+        if (!exact && !impl->quant_dots_kernel) {
+            throw Error(ErrorKind::Unsupported,
+                        std::string("quantized layers off the dot-product kernels accumulate exactly on the i32 or "
+                                    "f64 kernels, and this build runs neither for the layer: ") + why);
         }
     } else {
         impl->acc_plan = plain(types.src == DType::f64 ? DType::f64 : DType::f32);
