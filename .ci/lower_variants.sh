@@ -6,7 +6,8 @@
 # builds the f32 kernels of every rank for every variant, the best one's copied from the kernel
 # cache, and runs the correctness suite's repeats under each lower variant (DECONV_CPU_VARIANT).
 # (f32 reaches every schedule; the 16-bit kernels of SSE4.1 machines, the same schedules at
-# another type, would double this job's generator time.)
+# another type, would double this job's generator time.) The quantized tests run there too: below
+# avx512 their layers take the i16-pair kernels.
 # Environment: JOBS (default 2), BUILD_DIR (default build-variants).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +16,7 @@ dir="${BUILD_DIR:-build-variants}"
 t0=$(date +%s)
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DDECONV_CPU_VARIANTS=all -DDECONV_DTYPES=f32 \
   -DDECONV_RANKS="1;2;3" -DDECONV_CUDA=OFF -DDECONV_BF16_DOT=OFF -DDECONV_BUILD_CLI=OFF -DDECONV_PYTHON=OFF > /dev/null
-cmake --build "$dir" -j "$JOBS" --target deconv_correctness_tests
+cmake --build "$dir" -j "$JOBS" --target deconv_correctness_tests deconv_quantized_tests
 t_build=$(( $(date +%s) - t0 ))
 ctest --test-dir "$dir" -j "$JOBS" -R '^(avx2|sse41)\.' --output-on-failure --no-tests=error
 echo "lower variants: build ${t_build} s, tests $(( $(date +%s) - t0 - t_build )) s"
