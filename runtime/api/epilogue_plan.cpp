@@ -244,24 +244,55 @@ PackedFilter Plan::pack_epilogue_filter(const ConstTensorView &filter) const {
 
 namespace {
 
-// The dot-product kernel's epilogue inputs for one run: per-channel bias and scales, and (fused
-// plans) the post-op slots and zero point.
-detail::QuantDotsStore dots_store(const Plan::Impl &p, const detail::EpilogueValues &ev) {
-    const int64_t channels = output_channels(p);
+// The dot-product kernel's epilogue inputs for one run, for `ck` output channels per group:
+// per-channel bias and scales, and (fused plans) the post-op slots and zero point.
+detail::QuantDotsStore dots_store(const Plan::Impl &p, const detail::EpilogueValues &ev, int64_t ck) {
+    const int64_t groups = p.geo.groups, c_out = p.geo.c_out;
     detail::QuantDotsStore s;
-    s.bias.assign((size_t)channels, 0.f);
-    s.scale.assign((size_t)channels, 1.f);
-    if (ev.bias) {
-        for (int64_t c = 0; c < channels; c++) {
-            s.bias[c] = *p.epilogue.bias == DType::i32 ? (float)((const int32_t *)ev.bias)[c] : ((const float *)ev.bias)[c];
+    s.bias.assign((size_t)(groups * ck), 0.f);
+    s.scale.assign((size_t)(groups * ck), 1.f);
+    for (int64_t g = 0; g < groups; g++) {
+        for (int64_t co = 0; co < c_out; co++) {
+            const int64_t c = g * c_out + co, k = g * ck + co;
+            if (ev.bias) {
+                s.bias[k] = *p.epilogue.bias == DType::i32 ? (float)((const int32_t *)ev.bias)[c] : ((const float *)ev.bias)[c];
+            }
+            if (ev.scales) s.scale[k] = ev.scales[ev.scale_count == 1 ? 0 : c];
         }
-    }
-    if (ev.scales) {
-        for (int64_t c = 0; c < channels; c++) s.scale[c] = ev.scales[ev.scale_count == 1 ? 0 : c];
     }
     if (p.quant_dots_fused) {
         detail::quant_dots_slots(p.epilogue.post_ops, s);
         s.dst_zero_point = (float)p.epilogue.dst_zero_point;
+    }
+    return s;
+}
+
+// A channels-last tensor of `ck` channels per group ([N, Y.., G*ck], dense) seen in the output's
+// axis order with its channel axis split into (G, C_OUT), for copies of its first C_OUT
+// channels per group: the shape, its strides, and those of `out_st` split the same way.
+struct SplitChannels {
+    std::vector<int64_t> shape, k_st, out_st;
+};
+SplitChannels split_channels(const Plan::Impl &p, int64_t ck, const std::vector<int64_t> &out_st) {
+    const std::vector<int64_t> &shape = p.info.output_shape;
+    const int c_axis = output_channel_axis(p), rank = p.geo.rank;
+    std::vector<int64_t> k_shape = {p.geo.n};
+    for (int a = 0; a < rank; a++) k_shape.push_back(p.out_spatial[a]);
+    k_shape.push_back(p.geo.groups * ck);
+    const std::vector<int64_t> k_dense = detail::dense_strides(k_shape);  // [N, Y.., C]
+    SplitChannels s;
+    for (int i = 0; i < (int)shape.size(); i++) {
+        if (i == c_axis) {
+            s.shape.insert(s.shape.end(), {p.geo.groups, p.geo.c_out});
+            s.k_st.insert(s.k_st.end(), {ck, 1});
+            s.out_st.insert(s.out_st.end(), {out_st[i] * p.geo.c_out, out_st[i]});
+            continue;
+        }
+        // the output's axis i: batch, or spatial axis a (NCX: i - 2; NXC: i - 1)
+        const int k_axis = i == 0 ? 0 : 1 + (p.geo.data_format == DataFormat::NXC ? i - 1 : i - 2);
+        s.shape.push_back(shape[i]);
+        s.k_st.push_back(k_dense[k_axis]);
+        s.out_st.push_back(out_st[i]);
     }
     return s;
 }
@@ -278,24 +309,46 @@ void run_with_epilogue(const Plan::Impl &p, const ConstTensorView &input, const 
     const Plan::Impl &acc = w.dots ? *p.acc_plan : *w.plan;
     const bool same_type = !quantized && acc.dtype == p.dtype;
     if (w.dots) {
-        detail::QuantDotsStore store = dots_store(p, ev);
+        const int64_t ck = w.dots->c_out_k;
+        const detail::QuantDotsStore store = dots_store(p, ev, ck);
         const bool nxc = p.geo.data_format == DataFormat::NXC;
-        if (p.quant_dots_fused && nxc && out_st.back() == 1) {
+        if (p.quant_dots_fused && nxc && out_st.back() == 1 && ck == p.geo.c_out) {
             detail::run_quant_dots(p, p.quant_dots_kernel, *w.dots, store, input.data, in_st, output.data, p.types.dst,
                                    out_st);
             return;
         }
-        // Channels-first outputs (or a strided channel axis) through a channels-last copy; post-op
-        // lists the kernel cannot run through its f32 values and the epilogue pass.
+        // Channels-first outputs, a strided channel axis or padded channels through a
+        // channels-last scratch; post-op lists the kernel cannot run through its f32 values and
+        // the epilogue pass.
         const DType kt = p.quant_dots_fused ? p.types.dst : DType::f32;
-        std::vector<int64_t> nxc_shape = nxc ? out_shape : detail::ncx_to_nxc_order(out_shape);
-        const std::vector<int64_t> nxc_st = detail::dense_strides(nxc_shape);
-        const std::vector<int64_t> acc_st = nxc ? nxc_st : detail::nxc_to_ncx_order(nxc_st);
-        detail::BufferPool::Lease y = p.output_pool.take((size_t)element_count(out_shape) * dtype_size(kt));
-        detail::run_quant_dots(p, p.quant_dots_kernel, *w.dots, store, input.data, in_st, y.data(), kt, nxc_st);
+        const std::vector<int64_t> no_strides(out_shape.size(), 0);
+        const SplitChannels k = split_channels(p, ck, no_strides);
+        int64_t k_count = p.geo.n * p.geo.groups * ck;
+        for (int64_t y : p.out_spatial) k_count *= y;
+        std::vector<int64_t> k_nxc = {p.geo.n};
+        for (int64_t y : p.out_spatial) k_nxc.push_back(y);
+        k_nxc.push_back(p.geo.groups * ck);
+        detail::BufferPool::Lease y = p.output_pool.take((size_t)k_count * dtype_size(kt));
+        detail::run_quant_dots(p, p.quant_dots_kernel, *w.dots, store, input.data, in_st, y.data(), kt,
+                               detail::dense_strides(k_nxc));
         if (p.quant_dots_fused) {
-            detail::copy_tensor(y.data(), acc_st, (uint8_t *)output.data, out_st, out_shape, dtype_size(kt));
+            const SplitChannels to = split_channels(p, ck, out_st);
+            detail::copy_tensor(y.data(), k.k_st, (uint8_t *)output.data, to.out_st, k.shape, dtype_size(kt));
             return;
+        }
+        // The f32 values of the layer's own channels, dense in the output's order, for the pass.
+        std::optional<detail::BufferPool::Lease> v;
+        const void *values = y.data();
+        std::vector<int64_t> v_st;
+        if (ck == p.geo.c_out) {
+            v_st = detail::dense_strides(k_nxc);
+            if (!nxc) v_st = detail::nxc_to_ncx_order(v_st);
+        } else {
+            v.emplace(p.bordered_pool.take((size_t)element_count(out_shape) * sizeof(float)));
+            v_st = detail::dense_strides(out_shape);
+            const SplitChannels to = split_channels(p, ck, v_st);
+            detail::copy_tensor(y.data(), k.k_st, v->data(), to.out_st, k.shape, sizeof(float));
+            values = v->data();
         }
         Epilogue rest = p.epilogue;  // bias and scales are the kernel's
         rest.bias.reset();
@@ -306,7 +359,7 @@ void run_with_epilogue(const Plan::Impl &p, const ConstTensorView &input, const 
         after.scales = nullptr;
         after.scale_count = 0;
         after.bias = nullptr;
-        detail::apply_epilogue(after, DType::f32, y.data(), acc_st, output.data, out_st, out_shape, c_axis);
+        detail::apply_epilogue(after, DType::f32, values, v_st, output.data, out_st, out_shape, c_axis);
         return;
     }
     // f32 and f64 layers without a sum accumulate into the output itself, and the pass runs in

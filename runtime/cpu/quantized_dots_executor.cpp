@@ -55,7 +55,9 @@ halide_buffer_t dots_view(halide_type_t type, const void *host, int dims, halide
 
 }  // namespace
 
-bool quant_dots_take(const Plan::Impl &p) { return !p.geo.forward && p.geo.c_out >= 16; }
+bool quant_dots_take(const Plan::Impl &p) { return !p.geo.forward; }
+
+int64_t quant_dots_channels(int64_t c_out) { return std::max<int64_t>(c_out, kQuantDotsMinChannels); }
 
 bool quant_dots_slots(const std::vector<PostOp> &ops, QuantDotsStore &store) {
     if (ops.size() > 2) return false;
@@ -81,9 +83,11 @@ QuantDotsFilter pack_quant_dots_filter(const Plan::Impl &p, const int8_t *w, int
     f.group = group;
     const int64_t n = group;
     f.c_in_g = (g.c_in + n - 1) / n * n;
+    f.c_out_k = quant_dots_channels(g.c_out);
+    const int64_t ck = f.c_out_k;
     int64_t taps = 1;
     for (int64_t k : g.kernel) taps *= k;
-    const int64_t block = f.c_in_g * g.c_out;  // one tap's groups
+    const int64_t block = f.c_in_g * ck;  // one tap's groups
     const size_t elem = group == 4 ? 1 : 2;
     f.data.assign((size_t)(g.groups * taps * block) * elem, 0);
     int8_t *quads = (int8_t *)f.data.data();
@@ -95,7 +99,7 @@ QuantDotsFilter pack_quant_dots_filter(const Plan::Impl &p, const int8_t *w, int
             for (int64_t co = 0; co < g.c_out; co++) {
                 const int8_t *src = w + ((gi * g.c_in + ci) * g.c_out + co) * taps;
                 for (int64_t t = 0; t < taps; t++) {
-                    const size_t at = (size_t)((gi * taps + t) * block + (ci / n) * n * g.c_out + co * n + ci % n);
+                    const size_t at = (size_t)((gi * taps + t) * block + (ci / n) * n * ck + co * n + ci % n);
                     if (group == 4) quads[at] = src[t];
                     else pairs[at] = src[t];
                     tap_sums[(size_t)((gi * taps + t) * g.c_out + co)] += src[t];
@@ -106,7 +110,7 @@ QuantDotsFilter pack_quant_dots_filter(const Plan::Impl &p, const int8_t *w, int
     std::vector<int64_t> kst(rank, 1);
     for (int a = rank - 2; a >= 0; a--) kst[a] = kst[a + 1] * g.kernel[a + 1];
     for_each_combination(dots_phase_counts(p), [&](const std::vector<size_t> &at) {
-        std::vector<int32_t> comp((size_t)(g.groups * g.c_out), 0);
+        std::vector<int32_t> comp((size_t)(g.groups * ck), 0);
         std::vector<size_t> tap_counts;
         for (int a = 0; a < rank; a++) tap_counts.push_back((size_t)p.phases[a][at[a]].tap_count);
         for_each_combination(tap_counts, [&](const std::vector<size_t> &j) {
@@ -117,7 +121,7 @@ QuantDotsFilter pack_quant_dots_filter(const Plan::Impl &p, const int8_t *w, int
             }
             for (int64_t gi = 0; gi < g.groups; gi++)
                 for (int64_t co = 0; co < g.c_out; co++)
-                    comp[(size_t)(gi * g.c_out + co)] += (int32_t)(zp * tap_sums[(size_t)((gi * taps + t) * g.c_out + co)]);
+                    comp[(size_t)(gi * ck + co)] += (int32_t)(zp * tap_sums[(size_t)((gi * taps + t) * g.c_out + co)]);
         });
         f.comp.push_back(std::move(comp));
     });
@@ -234,7 +238,8 @@ void run_quant_dots(const Plan::Impl &p, const KernelEntry *kernel, const QuantD
         kst[a] = taps;
         taps *= g.kernel[a];
     }
-    const int64_t block = f.c_in_g * g.c_out;
+    const int64_t ck = f.c_out_k;
+    const int64_t block = f.c_in_g * ck;
     size_t combo = 0;
     const QuantDotsFn fn = kernel->as<QuantDotsFn>();
     for_each_combination(dots_phase_counts(p), [&](const std::vector<size_t> &at) {
@@ -243,13 +248,13 @@ void run_quant_dots(const Plan::Impl &p, const KernelEntry *kernel, const QuantD
         int32_t steps[3] = {1, 1, 1};
         set_dim(in_d[0], 0, f.c_in_g, 1);
         set_dim(in_d[1], 0, g.groups, f.c_in_g);
-        set_dim(w_d[0], 0, f.group * g.c_out, 1);
-        set_dim(w_d[1], 0, f.c_in_g, g.c_out);
+        set_dim(w_d[0], 0, f.group * ck, 1);
+        set_dim(w_d[1], 0, f.c_in_g, ck);
         set_dim(w_d[2], 0, g.groups, taps * block);
-        set_dim(c_d[0], 0, g.c_out, 1);
-        set_dim(c_d[1], 0, g.groups, g.c_out);
-        set_dim(o_d[0], 0, g.c_out, 1);
-        set_dim(o_d[1], 0, g.groups, g.c_out);
+        set_dim(c_d[0], 0, ck, 1);
+        set_dim(c_d[1], 0, g.groups, ck);
+        set_dim(o_d[0], 0, ck, 1);
+        set_dim(o_d[1], 0, g.groups, ck);
         bool tapped = true;
         int64_t w_off = 0, o_off = 0;
         for (int a = 0; a < rank; a++) {

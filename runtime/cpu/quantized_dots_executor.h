@@ -30,17 +30,24 @@ struct QuantDotsFilter {
     // group rounded up to a whole group, the extra ones zero).
     std::vector<uint8_t> data;
     int64_t c_in_g = 0;
+    // Output channels per group of the kernel's calls: the layer's, or a vector's worth
+    // (quant_dots_channels), the extra ones of zero weight, into a scratch output.
+    int64_t c_out_k = 0;
     // Per combination of phases (the odometer's order, last axis fastest): [G][C_OUT].
     std::vector<std::vector<int32_t>> comp;
 };
 
-// Whether `p` (a backprop layer) runs on the dot-product kernel: at least a vector of output
-// channels per group.
+// Whether `p` runs on the dot-product kernels: every backprop layer.
 bool quant_dots_take(const Plan::Impl &p);
+
+// The kernels' tiles need a vector of output channels per group (16 i32 lanes on AVX-512):
+// layers of fewer run with that many, the extra channels' weights zero, into a scratch output.
+constexpr int64_t kQuantDotsMinChannels = 16;
+int64_t quant_dots_channels(int64_t c_out);
 
 // The epilogue the kernel applies in its store (its run-time inputs).
 struct QuantDotsStore {
-    std::vector<float> bias, scale;  // per output channel [G*C_OUT]: 0 and 1 where the layer has none
+    std::vector<float> bias, scale;  // per output channel [G*C_OUT_K]: 0 and 1 where the layer has none
     // Post-op slot i: v = clamp(select(v > 0, v * pos, v * neg) + add, lo, hi).
     struct Slot {
         float pos = 1, neg = 1, add = 0, lo = -INFINITY, hi = INFINITY;
@@ -55,8 +62,8 @@ bool quant_dots_slots(const std::vector<PostOp> &ops, QuantDotsStore &store);
 // the kernels of `group` input channels.
 QuantDotsFilter pack_quant_dots_filter(const Plan::Impl &p, const int8_t *w, int group);
 
-// Runs the layer on `kernel` into `out`, a channels-last tensor [N, Y_1..Y_D, G*C_OUT] of the
-// kernel's dst type with strides `out_st` (the channels' 1); `input` (u8 or i8, p.types.src) has
+// Runs the layer on `kernel` into `out`, a channels-last tensor [N, Y_1..Y_D, G*C_OUT_K] of the
+// kernel's dst type with strides `out_st` (the channels' 1; C_OUT_K: f.c_out_k); `input` (u8 or i8, p.types.src) has
 // strides `in_st` in the layer's data format.
 void run_quant_dots(const Plan::Impl &p, const KernelEntry *kernel, const QuantDotsFilter &f, const QuantDotsStore &store,
                     const void *input, const std::vector<int64_t> &in_st, void *out, DType out_type,

@@ -10,12 +10,14 @@
 namespace deconv {
 
 namespace {
-// The distinct values of one field over the kernel table, in table order.
+// The distinct values of one field over the kernel matrix (DECONV_DTYPES x DECONV_RANKS), in
+// table order. Generic kernels serve layers of other kinds (the quantized kernels are filed
+// under u8 whatever the matrix holds), so they say nothing of the plain dtypes.
 template <typename T, typename Field>
 std::vector<T> distinct(Device device, Field field) {
     std::vector<T> out;
     for (const detail::KernelEntry &k : detail::kernels(cpu_variant())) {
-        if (k.key.device != device) continue;
+        if (k.key.device != device || k.key.family == detail::KernelFamily::Generic) continue;
         const T v = field(k);
         bool seen = false;
         for (const T &o : out) seen = seen || o == v;
