@@ -73,20 +73,44 @@ std::vector<int8_t> dense_weights(const Plan::Impl &p, const ConstTensorView &fi
     return w;
 }
 
-ConvertedWeights convert_quantized_weights(const Plan::Impl &p, const ConstTensorView &filter,
-                                           const std::vector<int64_t> &w_st) {
+// A quantized filter as the plan accumulates it: packed for the dot-product kernel, or
+// converted for a plain plan: the f32 one where its largest output channel weight sum times the
+// largest input magnitude stays below 2^24 (every partial sum an f32 integer), else the exact
+// one. Layers of few channels per group take the plain plans' kernels where those are exact
+// (quant_dots_prefer), the dot-product kernel otherwise.
+struct QuantizedWeights {
+    std::shared_ptr<const detail::QuantDotsFilter> dots;
+    ConvertedWeights converted;
+};
+
+QuantizedWeights quantized_weights(const Plan::Impl &p, const ConstTensorView &filter, const std::vector<int64_t> &w_st) {
     const std::vector<int64_t> dense = detail::dense_strides(p.filter_shape);
     const int64_t count = element_count(p.filter_shape);
     const std::vector<int8_t> w = dense_weights(p, filter, w_st);
-    ConvertedWeights out;
-    if (p.fast_acc_plan) {
+    QuantizedWeights out;
+    if (p.quant_dots_kernel && detail::quant_dots_prefer(p)) {
+        out.dots = std::make_shared<const detail::QuantDotsFilter>(
+            detail::pack_quant_dots_filter(p, w.data(), p.quant_dots_group));
+        return out;
+    }
+    const bool exact_plan = p.acc_plan->dtype != DType::f32;
+    const std::shared_ptr<const Plan::Impl> f32_plan = exact_plan ? p.fast_acc_plan : p.acc_plan;
+    bool fast = false;
+    if (f32_plan) {
         const int64_t sum = detail::max_output_channel_weight_sum(w.data(), p.filter_shape, grouped_filter(p.op),
                                                                   output_channel_filter_axis(p.op));
-        out.fast = sum * max_input_magnitude(p) < (int64_t(1) << 24);
+        fast = sum * max_input_magnitude(p) < (int64_t(1) << 24);
     }
-    out.plan = out.fast ? p.fast_acc_plan : p.acc_plan;
-    out.data.resize((size_t)count * dtype_size(out.plan->dtype));
-    detail::quantized_to_dense(DType::i8, 0, w.data(), dense, p.filter_shape, out.plan->dtype, out.data.data());
+    if (!fast && !exact_plan) {  // no exact plain plan in this build: create() made sure of a kernel
+        out.dots = std::make_shared<const detail::QuantDotsFilter>(
+            detail::pack_quant_dots_filter(p, w.data(), p.quant_dots_group));
+        return out;
+    }
+    ConvertedWeights &c = out.converted;
+    c.fast = fast;
+    c.plan = fast ? f32_plan : p.acc_plan;
+    c.data.resize((size_t)count * dtype_size(c.plan->dtype));
+    detail::quantized_to_dense(DType::i8, 0, w.data(), dense, p.filter_shape, c.plan->dtype, c.data.data());
     return out;
 }
 
@@ -226,13 +250,14 @@ PackedFilter Plan::pack_epilogue_filter(const ConstTensorView &filter) const {
     check_host_memory(p, "filter", filter.memory);
     auto packed = std::make_shared<PackedFilter::Impl>();
     packed->owner = impl_;
-    if (p.quant_dots_kernel) {
-        packed->quant_dots = std::make_shared<const detail::QuantDotsFilter>(
-            detail::pack_quant_dots_filter(p, dense_weights(p, filter, w_st).data(), p.quant_dots_group));
-    } else if (detail::is_quantized(p.types)) {
-        ConvertedWeights w = convert_quantized_weights(p, filter, w_st);
-        packed->acc_fast = w.fast;
-        packed->acc = Plan(w.plan).pack_filter(ConstTensorView(w.data.data(), w.plan->dtype, p.filter_shape));
+    if (detail::is_quantized(p.types)) {
+        QuantizedWeights q = quantized_weights(p, filter, w_st);
+        packed->quant_dots = q.dots;
+        if (!q.dots) {
+            const ConvertedWeights &w = q.converted;
+            packed->acc_fast = w.fast;
+            packed->acc = Plan(w.plan).pack_filter(ConstTensorView(w.data.data(), w.plan->dtype, p.filter_shape));
+        }
     } else if (p.acc_plan->dtype != p.dtype) {
         std::vector<float> w = detail::half_to_dense_f32(p.dtype, (const uint16_t *)filter.data, p.filter_shape, w_st);
         packed->acc = Plan(p.acc_plan).pack_filter(ConstTensorView(w.data(), DType::f32, p.filter_shape));
@@ -412,14 +437,14 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
         check_host_memory(p, "output", output.memory);
         detail::check_run_args(p.epilogue, args, output_channels(p));
         AccWeights w;
-        if (p.quant_dots_kernel) {
-            w.dots = std::make_shared<const detail::QuantDotsFilter>(
-                detail::pack_quant_dots_filter(p, dense_weights(p, filter, w_st).data(), p.quant_dots_group));
-        } else if (detail::is_quantized(p.types)) {
-            ConvertedWeights c = convert_quantized_weights(p, filter, w_st);
-            w.plan = c.plan;
-            w.converted = std::move(c.data);
-            w.raw = ConstTensorView(w.converted.data(), w.plan->dtype, p.filter_shape);
+        if (detail::is_quantized(p.types)) {
+            QuantizedWeights q = quantized_weights(p, filter, w_st);
+            w.dots = q.dots;
+            if (!q.dots) {
+                w.plan = q.converted.plan;
+                w.converted = std::move(q.converted.data);
+                w.raw = ConstTensorView(w.converted.data(), w.plan->dtype, p.filter_shape);
+            }
         } else if (p.acc_plan->dtype != p.dtype) {
             std::vector<float> f = detail::half_to_dense_f32(p.dtype, (const uint16_t *)filter.data, p.filter_shape, w_st);
             w.plan = p.acc_plan;

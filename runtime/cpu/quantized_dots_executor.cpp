@@ -57,6 +57,8 @@ halide_buffer_t dots_view(halide_type_t type, const void *host, int dims, halide
 
 bool quant_dots_take(const Plan::Impl &p) { return !p.geo.forward; }
 
+bool quant_dots_prefer(const Plan::Impl &p) { return p.geo.c_out >= kQuantDotsMinChannels && p.geo.c_in >= 4; }
+
 int64_t quant_dots_channels(int64_t c_out) { return std::max<int64_t>(c_out, kQuantDotsMinChannels); }
 
 bool quant_dots_slots(const std::vector<PostOp> &ops, QuantDotsStore &store) {

@@ -1,5 +1,6 @@
 // The CPU implementation list (implementations.h): the order they are tried, and the choice.
 #include "dispatch/implementations.h"
+#include "cpu/quantized_dots_executor.h"
 
 #include "cpu/cpu_executor.h"
 #include "dispatch/strategy.h"
@@ -96,7 +97,7 @@ std::string implementation_chain(const Plan::Impl &p) {
 }
 
 std::string describe_execution(const Plan::Impl &p) {
-    if (p.quant_dots_kernel) {
+    if (p.quant_dots_kernel && quant_dots_prefer(p)) {
         return describe_epilogue(p) + "; accumulates on " + p.quant_dots_kernel->name +
                (p.quant_dots_group == 4 ? " (u8 x i8 quads, vpdpbusd) over a zero-point-bordered"
                                         : " (i16 pairs, vpmaddwd) over a zero-bordered i16") +
@@ -105,6 +106,9 @@ std::string describe_execution(const Plan::Impl &p) {
     if (p.acc_plan) {
         std::string s = describe_epilogue(p) + "; accumulates on the " + dtype_name(p.acc_plan->dtype) + " plan";
         if (p.fast_acc_plan) s += " (the f32 plan where exact for the filter)";
+        if (p.quant_dots_kernel && p.acc_plan->dtype == DType::f32) {
+            s += std::string(" where exact for the filter, else on ") + p.quant_dots_kernel->name;
+        }
         return s + ": " + describe_execution(*p.acc_plan);
     }
     if (p.via_f32) {
