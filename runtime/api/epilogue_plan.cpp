@@ -486,7 +486,8 @@ void Plan::run(const ConstTensorView &input, const PackedFilter &filter, const T
         check_host_memory(p, "output", output.memory);
         detail::check_run_args(p.epilogue, args, output_channels(p));
         AccWeights w;
-        w.plan = filter.impl_->acc_fast ? p.fast_acc_plan : p.acc_plan;
+        // (Without an exact plan the f32 one is acc_plan itself.)
+        w.plan = filter.impl_->acc_fast && p.fast_acc_plan ? p.fast_acc_plan : p.acc_plan;
         w.packed = &filter.impl_->acc;
         w.dots = filter.impl_->quant_dots;
         run_with_epilogue(p, input, in_st, output, out_st, w, epilogue_values(p, args),
