@@ -332,6 +332,26 @@ void run_epilogue(const EpilogueValues &ev, DType acc_t, const uint8_t *acc, con
     EpilogueRun<T> r{&e, ev.types, acc_t, acc, dst, merged_rows(shape, acc_st, dst_st, c_axis, m_c, m_shape, m_acc, m_dst),
                      false, 0, dtype_size(acc_t), dtype_size(ev.types.dst), 0, 0, {}, {}};
     const int inner = (int)m_shape.size() - 1;
+    // Channels-last rows of few channels, positions dense: a row of k positions' channels, the
+    // per-channel values repeated k times (rows of 3 channels ran at a quarter of the speed).
+    int64_t repeat = 1;
+    if (m_c == inner && inner >= 1 && m_shape[inner] * 4 <= kEpilogueChunk && m_acc[inner] == 1 && m_dst[inner] == 1 &&
+        m_acc[inner - 1] == m_shape[inner] && m_dst[inner - 1] == m_shape[inner]) {
+        const int64_t c = m_shape[inner], positions = m_shape[inner - 1];
+        for (int64_t k = kEpilogueChunk / c; k > 1; k--) {
+            if (positions % k == 0) {
+                repeat = k;
+                break;
+            }
+        }
+        if (repeat > 1) {
+            m_shape[inner - 1] = positions / repeat;
+            m_acc[inner - 1] *= repeat;
+            m_dst[inner - 1] *= repeat;
+            m_shape[inner] = c * repeat;
+            r.rows = rows_of(m_shape, {&m_acc, &m_dst});
+        }
+    }
     r.channel_inner = m_c == inner;
     r.c_axis = m_c;
     r.acc_step = m_acc[inner];
@@ -347,6 +367,10 @@ void run_epilogue(const EpilogueValues &ev, DType acc_t, const uint8_t *acc, con
     if (ev.scales) {
         r.scale.resize(channels);
         for (int64_t c = 0; c < channels; c++) r.scale[c] = (T)ev.scales[ev.scale_count == 1 ? 0 : c];
+    }
+    for (std::vector<T> *values : {&r.bias, &r.scale}) {
+        const size_t c = values->size();
+        for (int64_t k = 1; k < repeat && c; k++) values->insert(values->end(), values->begin(), values->begin() + c);
     }
     parallel_rows(r.rows, [&](int64_t begin, int64_t end) { epilogue_rows_best<T>(r, begin, end); });
 }
