@@ -413,16 +413,21 @@ void run_with_epilogue(const Plan::Impl &p, const ConstTensorView &input, const 
                            c_axis);
 }
 
+// A plan without an epilogue takes no run arguments: its runs are the plain ones.
+void check_no_run_args(const RunArgs &args) {
+    if (args.bias || args.scales) {
+        invalid("the run gives a bias or output scales but the plan has no epilogue (make it with "
+                "Plan::create(op, DataTypes, ..., Epilogue))");
+    }
+}
+
 }  // namespace
 
 void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, const TensorView &output,
                const RunArgs &args) const {
     const Impl &p = *impl_;
     if (!p.acc_plan) {
-        if (args.bias || args.scales) {
-            invalid("the run gives a bias or output scales but the plan has no epilogue (make it with "
-                    "Plan::create(op, DataTypes, ..., Epilogue))");
-        }
+        check_no_run_args(args);
         return run(input, filter, output);
     }
     detail::out_of_memory_as_error(p, [&] {
@@ -467,10 +472,7 @@ void Plan::run(const ConstTensorView &input, const PackedFilter &filter, const T
                const RunArgs &args) const {
     const Impl &p = *impl_;
     if (!p.acc_plan) {
-        if (args.bias || args.scales) {
-            invalid("the run gives a bias or output scales but the plan has no epilogue (make it with "
-                    "Plan::create(op, DataTypes, ..., Epilogue))");
-        }
+        check_no_run_args(args);
         return run(input, filter, output);
     }
     detail::out_of_memory_as_error(p, [&] {
