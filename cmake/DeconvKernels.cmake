@@ -281,11 +281,17 @@ endif()
 function(_deconv_llc_kernel name base from generator target mcpu mattr)
   set(dir "${CMAKE_CURRENT_BINARY_DIR}")
   string(REPLACE ";" "-" features "${DECONV_KERNEL_FEATURES}")
+  # The generator of this build, or the one a host build exports (sanitizer and cross builds).
+  set(depends ${from})
+  if(NOT TARGET ${from} AND TARGET deconv::halide_generators::${from})
+    set(from deconv::halide_generators::${from})
+    set(depends "")
+  endif()
   add_custom_command(
     OUTPUT "${dir}/${name}.ll" "${dir}/${name}.h"
     COMMAND ${from} -g ${generator} -f ${name} -e llvm_assembly,c_header -o "${dir}"
             "target=${target}-${features}-no_runtime" ${ARGN}
-    DEPENDS ${from}
+    DEPENDS ${depends}
     VERBATIM)
   add_custom_command(
     OUTPUT "${dir}/${name}.o"
