@@ -169,22 +169,6 @@ QuantFlags parse_quant_flags(const LayerOptions &o) {
     return f;
 }
 
-void apply_quant_flags(const QuantFlags &f, LayerSpec &layer) {
-    if (f.cfg || f.src || f.wei || f.dst) {
-        deconv::DataTypes t = f.cfg ? *f.cfg : layer_types(layer);
-        if (f.src) t.src = *f.src;
-        if (f.wei) t.weights = *f.wei;
-        if (f.dst) t.dst = *f.dst;
-        layer.quant.types = t;
-        layer.dtype = t.src;
-    }
-    if (f.oscale) layer.quant.oscale = *f.oscale;
-    if (f.src_zp) layer.quant.src_zero_point = *f.src_zp;
-    if (f.dst_zp) layer.quant.dst_zero_point = *f.dst_zp;
-    if (f.bias) layer.quant.bias = f.bias;
-    if (f.post_ops) layer.quant.post_ops = *f.post_ops;
-}
-
 std::optional<deconv::DataFormat> data_format_flag(const LayerOptions &o) {
     if (!given(o.o_data_format)) return std::nullopt;
     return parse_data_format_arg(o.data_format, "--data-format");

@@ -65,21 +65,9 @@ void add_quant_options(CLI::App &app, LayerOptions &o, bool run);
 bool quant_flags_given(const LayerOptions &o);
 bool type_flags_given(const LayerOptions &o);
 
-// The flags' values, parsed (UsageError naming the flag and the value). Unset fields leave the
-// layer's own (suite fields) as they are.
-struct QuantFlags {
-    std::optional<deconv::DataTypes> cfg;
-    std::optional<deconv::DType> src, wei, dst;
-    std::optional<OutputScaleRule> oscale;
-    std::optional<int32_t> src_zp, dst_zp;
-    std::optional<deconv::DType> bias;
-    std::string bias_file;  // run: --bias B.npy
-    std::optional<std::vector<deconv::PostOp>> post_ops;
-};
+// The quantization flags' values, parsed (UsageError naming the flag and the value): QuantFlags
+// (layer_spec.h).
 QuantFlags parse_quant_flags(const LayerOptions &o);
-// Applies them to `layer`: --cfg replaces its three dtypes, --src-dtype and the others one each
-// (starting from layer_types(layer)), the rest replace the layer's values.
-void apply_quant_flags(const QuantFlags &f, LayerSpec &layer);
 
 // The layer the flags describe. Shapes may be empty when no flag or source gives them (the
 // caller then takes them from files, or reports what is missing). Notes from IR loading are

@@ -142,6 +142,21 @@ std::string post_ops_text(const std::vector<deconv::PostOp> &ops);
 deconv::DataTypes parse_cfg_arg(const std::string &text, const std::string &what);
 deconv::DType parse_quant_dtype_arg(const std::string &text, const std::string &what);
 OutputScaleRule parse_oscale_arg(const std::string &text, const std::string &what);
+
+// The values of the quantization flags (--cfg, --oscale, --post-ops, ...: layer_options.h) and of
+// a suite's fields of the same names. Unset fields leave the layer's own as they are.
+struct QuantFlags {
+    std::optional<deconv::DataTypes> cfg;
+    std::optional<deconv::DType> src, wei, dst;
+    std::optional<OutputScaleRule> oscale;
+    std::optional<int32_t> src_zp, dst_zp;
+    std::optional<deconv::DType> bias;
+    std::string bias_file;  // run: --bias B.npy
+    std::optional<std::vector<deconv::PostOp>> post_ops;
+};
+// Applies them to `layer`: --cfg replaces its three dtypes, --src-dtype and the others one each
+// (starting from layer_types(layer)), the rest replace the layer's values.
+void apply_quant_flags(const QuantFlags &f, LayerSpec &layer);
 int32_t parse_zero_point_arg(const std::string &text, const std::string &what);
 std::vector<deconv::PostOp> parse_post_ops_arg(const std::string &text, const std::string &what);
 

@@ -9,7 +9,6 @@
 
 #include "errors.h"
 #include "ir_layer.h"
-#include "layer_options.h"
 
 namespace deconv_cli {
 
