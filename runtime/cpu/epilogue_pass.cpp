@@ -379,7 +379,9 @@ void run_epilogue(const EpilogueValues &ev, DType acc_t, const uint8_t *acc, con
 
 void apply_epilogue(const EpilogueValues &v, DType acc_t, const void *acc, const std::vector<int64_t> &acc_st,
                     void *dst, const std::vector<int64_t> &dst_st, const std::vector<int64_t> &shape, int c_axis) {
-    if (acc_t == DType::f64 || v.types.dst == DType::f64) {
+    // f64 layers in double; every other, quantized ones on the f64 plan included, in f32 (the
+    // accumulator rounded to f32 once, as the semantics say).
+    if (v.types.dst == DType::f64) {
         run_epilogue<double>(v, acc_t, (const uint8_t *)acc, acc_st, (uint8_t *)dst, dst_st, shape, c_axis);
     } else {
         run_epilogue<float>(v, acc_t, (const uint8_t *)acc, acc_st, (uint8_t *)dst, dst_st, shape, c_axis);
