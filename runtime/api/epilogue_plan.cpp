@@ -413,6 +413,30 @@ void run_with_epilogue(const Plan::Impl &p, const ConstTensorView &input, const 
                            c_axis);
 }
 
+// The views of a run of a plan with an epilogue, checked against its types and shapes in the
+// plain runs' order (data, filter, output; then where their memory is; then the run's
+// arguments). `filter` null: a packed filter, checked by the caller. Returns the data's and the
+// output's strides, and the filter's (with a filter).
+struct EpilogueRunStrides {
+    std::vector<int64_t> in_st, w_st, out_st;
+};
+EpilogueRunStrides check_epilogue_run(const Plan::Impl &p, const ConstTensorView &input, const ConstTensorView *filter,
+                                      const TensorView &output, const RunArgs &args) {
+    EpilogueRunStrides st;
+    st.in_st = check_view("data", input.data, input.dtype, input.shape, input.strides, p.types.src, p.input_shape, false);
+    if (filter) {
+        st.w_st = check_view("filter", filter->data, filter->dtype, filter->shape, filter->strides, p.types.weights,
+                             p.filter_shape, false);
+    }
+    st.out_st = check_view("output", output.data, output.dtype, output.shape, output.strides, p.types.dst,
+                           p.info.output_shape, true);
+    check_host_memory(p, "data", input.memory);
+    if (filter) check_host_memory(p, "filter", filter->memory);
+    check_host_memory(p, "output", output.memory);
+    detail::check_run_args(p.epilogue, args, output_channels(p));
+    return st;
+}
+
 // A plan without an epilogue takes no run arguments: its runs are the plain ones.
 void check_no_run_args(const RunArgs &args) {
     if (args.bias || args.scales) {
@@ -431,16 +455,8 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
         return run(input, filter, output);
     }
     detail::out_of_memory_as_error(p, [&] {
-        const std::vector<int64_t> in_st = check_view("data", input.data, input.dtype, input.shape, input.strides,
-                                                      p.types.src, p.input_shape, false);
-        const std::vector<int64_t> w_st = check_view("filter", filter.data, filter.dtype, filter.shape,
-                                                     filter.strides, p.types.weights, p.filter_shape, false);
-        const std::vector<int64_t> out_st = check_view("output", output.data, output.dtype, output.shape,
-                                                       output.strides, p.types.dst, p.info.output_shape, true);
-        check_host_memory(p, "data", input.memory);
-        check_host_memory(p, "filter", filter.memory);
-        check_host_memory(p, "output", output.memory);
-        detail::check_run_args(p.epilogue, args, output_channels(p));
+        const EpilogueRunStrides checked = check_epilogue_run(p, input, &filter, output, args);
+        const std::vector<int64_t> &in_st = checked.in_st, &w_st = checked.w_st, &out_st = checked.out_st;
         AccWeights w;
         if (detail::is_quantized(p.types)) {
             QuantizedWeights q = quantized_weights(p, filter, w_st);
@@ -480,13 +496,8 @@ void Plan::run(const ConstTensorView &input, const PackedFilter &filter, const T
         if (filter.impl_->owner.lock().get() != &p) {
             invalid("packed filter was made by another plan (a packing serves the plan that made it and its copies)");
         }
-        const std::vector<int64_t> in_st = check_view("data", input.data, input.dtype, input.shape, input.strides,
-                                                      p.types.src, p.input_shape, false);
-        const std::vector<int64_t> out_st = check_view("output", output.data, output.dtype, output.shape,
-                                                       output.strides, p.types.dst, p.info.output_shape, true);
-        check_host_memory(p, "data", input.memory);
-        check_host_memory(p, "output", output.memory);
-        detail::check_run_args(p.epilogue, args, output_channels(p));
+        const EpilogueRunStrides checked = check_epilogue_run(p, input, nullptr, output, args);
+        const std::vector<int64_t> &in_st = checked.in_st, &out_st = checked.out_st;
         AccWeights w;
         // (Without an exact plan the f32 one is acc_plan itself.)
         w.plan = filter.impl_->acc_fast && p.fast_acc_plan ? p.fast_acc_plan : p.acc_plan;
