@@ -1,6 +1,7 @@
 #include "cpu/quantized_dots_executor.h"
 
 #include "kernels/kernel_call.h"
+#include "kernels/tensor_copy.h"
 #include "layer/phase_decomposition.h"
 
 #include "HalideRuntime.h"
@@ -51,6 +52,80 @@ halide_buffer_t dots_view(halide_type_t type, const void *host, int dims, halide
     b.dimensions = dims;
     b.dim = dim;
     return b;
+}
+
+// x ^= 0x80 over `bytes` bytes (i8 values as the u8 that vpdpbusd takes), in parallel chunks.
+constexpr size_t kFlipChunk = size_t(256) << 10;
+void flip_sign_bits(uint8_t *x, size_t bytes) {
+    struct Flip {
+        uint8_t *x;
+        size_t bytes;
+    } f{x, bytes};
+    auto task = [](void *, int t, uint8_t *closure) -> int {
+        const Flip &f = *reinterpret_cast<const Flip *>(closure);
+        uint8_t *b = f.x + (size_t)t * kFlipChunk;
+        const size_t n = std::min(kFlipChunk, f.bytes - (size_t)t * kFlipChunk);
+        for (size_t i = 0; i < n; i++) b[i] ^= 0x80;
+        return 0;
+    };
+    halide_do_par_for(nullptr, task, 0, (int)((bytes + kFlipChunk - 1) / kFlipChunk), reinterpret_cast<uint8_t *>(&f));
+}
+
+// The pair kernels' copy: i16 values less the source zero point, bordered with zeros (`x`:
+// [N, X'_1..X'_D, G*c_in_g], spatial strides `cst`, margins `lo`). One task per row of the
+// innermost spatial axis: channels-first rows are read along the row, a channel at a time;
+// channels-last ones a position's channels at a time.
+void copy_pairs_input(const Plan::Impl &p, const void *input, const std::vector<int64_t> &in_st, int64_t in_c,
+                      int16_t *x, const std::vector<int64_t> &lo, const std::vector<int64_t> &cst, int64_t image,
+                      int64_t c_in_g) {
+    const OpGeometry &g = p.geo;
+    const int rank = g.rank;
+    std::memset(x, 0, (size_t)(g.n * image) * sizeof(int16_t));
+    const int32_t zp = p.epilogue.src_zero_point;
+    const bool signed_src = p.types.src == DType::i8;
+    const bool nxc = g.data_format == DataFormat::NXC;
+    const uint8_t *src = (const uint8_t *)input;
+    int64_t in_positions = 1;
+    for (int64_t v : g.in_spatial) in_positions *= v;
+    const int64_t width = g.in_spatial[rank - 1];
+    const int64_t in_x = in_st[(nxc ? 1 : 2) + rank - 1];
+    const auto value = [&](uint8_t v) { return (int16_t)((signed_src ? (int32_t)(int8_t)v : (int32_t)v) - zp); };
+    const std::function<void(int64_t)> copy_row = [&](int64_t row) {
+        int64_t rest = row, s_off = 0, d_off = 0;
+        for (int a = rank - 2; a >= 0; a--) {
+            const int64_t i = rest % g.in_spatial[a];
+            rest /= g.in_spatial[a];
+            s_off += i * in_st[(nxc ? 1 : 2) + a];
+            d_off += (i + lo[a]) * cst[a];
+        }
+        s_off += rest * in_st[0];
+        d_off += rest * image + lo[rank - 1] * cst[rank - 1];
+        const int64_t d_x = cst[rank - 1];
+        for (int64_t gi = 0; gi < g.groups; gi++) {
+            const uint8_t *s = src + s_off + gi * g.c_in * in_c;
+            int16_t *d0 = x + d_off + gi * c_in_g;
+            if (nxc) {
+                for (int64_t xi = 0; xi < width; xi++)
+                    for (int64_t ci = 0; ci < g.c_in; ci++) d0[xi * d_x + ci] = value(s[xi * in_x + ci * in_c]);
+            } else {
+                for (int64_t ci = 0; ci < g.c_in; ci++)
+                    for (int64_t xi = 0; xi < width; xi++) d0[xi * d_x + ci] = value(s[ci * in_c + xi * in_x]);
+            }
+        }
+    };
+    struct Copy {
+        const std::function<void(int64_t)> *row;
+        int64_t rows_per_task, rows;
+    };
+    const int64_t rows = g.n * (in_positions / width);
+    Copy c{&copy_row, std::max<int64_t>(1, rows / 64), rows};
+    auto task = [](void *, int t, uint8_t *closure) -> int {
+        const Copy &c = *reinterpret_cast<const Copy *>(closure);
+        const int64_t begin = t * c.rows_per_task, end = std::min(c.rows, begin + c.rows_per_task);
+        for (int64_t r = begin; r < end; r++) (*c.row)(r);
+        return 0;
+    };
+    halide_do_par_for(nullptr, task, 0, (int)((rows + c.rows_per_task - 1) / c.rows_per_task), reinterpret_cast<uint8_t *>(&c));
 }
 
 }  // namespace
@@ -155,81 +230,30 @@ void run_quant_dots(const Plan::Impl &p, const KernelEntry *kernel, const QuantD
     const int64_t image = positions * c_tot;
     BufferPool::Lease copy = p.bordered_pool.take((size_t)(g.n * image) * x_elem);
     uint8_t *x = copy.data();
-    std::memset(x, quads ? copy_zero_point(p) : 0, (size_t)(g.n * image) * x_elem);
-    const int32_t zp = p.epilogue.src_zero_point;
-    const bool signed_src = p.types.src == DType::i8;
     // The caller's input, by its data format: channel stride and spatial strides.
     const bool nxc = g.data_format == DataFormat::NXC;
     const int64_t in_c = nxc ? in_st[rank + 1] : in_st[1];
     const uint8_t flip = p.types.src == DType::i8 ? 0x80 : 0;
-    const uint8_t *src = (const uint8_t *)input;
-    int64_t in_positions = 1;
-    for (int64_t v : g.in_spatial) in_positions *= v;
-    // One task per row of the innermost spatial axis (per image and outer position): the
-    // caller's channels-first rows are read along the row, one channel at a time; channels-last
-    // ones one position's channels at a time.
-    const int64_t width = g.in_spatial[rank - 1];
-    const int64_t in_x = in_st[(nxc ? 1 : 2) + rank - 1];
-    struct Copy {
-        const std::function<void(int64_t)> *row;
-        int64_t rows_per_task, rows;
-    };
-    const std::function<void(int64_t)> copy_row = [&](int64_t row) {
-        int64_t rest = row, s_off = 0, d_off = 0;
-        for (int a = rank - 2; a >= 0; a--) {
-            const int64_t i = rest % g.in_spatial[a];
-            rest /= g.in_spatial[a];
-            s_off += i * in_st[(nxc ? 1 : 2) + a];
-            d_off += (i + lo[a]) * cst[a];
+    if (quads) {
+        // The bytes as they are, through the tensor copy's transposes, into a copy bordered with
+        // the zero point; i8 data then moves by 128 in one pass over the whole copy (its border
+        // was filled with the value that the pass turns into the zero point).
+        const size_t bytes = (size_t)(g.n * image);
+        std::memset(x, (uint8_t)copy_zero_point(p) ^ flip, bytes);
+        std::vector<int64_t> shape = {g.n, g.groups, g.c_in}, s_st = {in_st[0], g.c_in * in_c, in_c},
+                             d_st = {image, f.c_in_g, 1};
+        int64_t d_off = 0;
+        for (int a = 0; a < rank; a++) {
+            shape.push_back(g.in_spatial[a]);
+            s_st.push_back(in_st[(nxc ? 1 : 2) + a]);
+            d_st.push_back(cst[a]);
+            d_off += lo[a] * cst[a];
         }
-        s_off += rest * in_st[0];
-        d_off += rest * image + lo[rank - 1] * cst[rank - 1];
-        const int64_t d_x = cst[rank - 1];
-        for (int64_t gi = 0; gi < g.groups; gi++) {
-            const uint8_t *s = src + s_off + gi * g.c_in * in_c;
-            const int64_t d0 = d_off + gi * f.c_in_g;
-            if (nxc) {
-                for (int64_t xi = 0; xi < width; xi++) {
-                    const uint8_t *sx = s + xi * in_x;
-                    if (quads) {
-                        uint8_t *d = x + d0 + xi * d_x;
-                        for (int64_t ci = 0; ci < g.c_in; ci++) d[ci] = sx[ci * in_c] ^ flip;
-                    } else {
-                        int16_t *d = (int16_t *)x + d0 + xi * d_x;
-                        if (signed_src) {
-                            for (int64_t ci = 0; ci < g.c_in; ci++) d[ci] = (int16_t)((int8_t)sx[ci * in_c] - zp);
-                        } else {
-                            for (int64_t ci = 0; ci < g.c_in; ci++) d[ci] = (int16_t)(sx[ci * in_c] - zp);
-                        }
-                    }
-                }
-            } else {
-                for (int64_t ci = 0; ci < g.c_in; ci++) {
-                    const uint8_t *sc = s + ci * in_c;
-                    if (quads) {
-                        uint8_t *d = x + d0 + ci;
-                        for (int64_t xi = 0; xi < width; xi++) d[xi * d_x] = sc[xi * in_x] ^ flip;
-                    } else {
-                        int16_t *d = (int16_t *)x + d0 + ci;
-                        if (signed_src) {
-                            for (int64_t xi = 0; xi < width; xi++) d[xi * d_x] = (int16_t)((int8_t)sc[xi * in_x] - zp);
-                        } else {
-                            for (int64_t xi = 0; xi < width; xi++) d[xi * d_x] = (int16_t)(sc[xi * in_x] - zp);
-                        }
-                    }
-                }
-            }
-        }
-    };
-    const int64_t rows = g.n * (in_positions / width);
-    Copy c{&copy_row, std::max<int64_t>(1, rows / 64), rows};
-    auto task = [](void *, int t, uint8_t *closure) -> int {
-        const Copy &c = *reinterpret_cast<const Copy *>(closure);
-        const int64_t begin = t * c.rows_per_task, end = std::min(c.rows, begin + c.rows_per_task);
-        for (int64_t r = begin; r < end; r++) (*c.row)(r);
-        return 0;
-    };
-    halide_do_par_for(nullptr, task, 0, (int)((rows + c.rows_per_task - 1) / c.rows_per_task), reinterpret_cast<uint8_t *>(&c));
+        copy_tensor((const uint8_t *)input, s_st, x + d_off, d_st, shape, 1);
+        if (flip) flip_sign_bits(x, bytes);
+    } else {
+        copy_pairs_input(p, input, in_st, in_c, (int16_t *)x, lo, cst, image, f.c_in_g);
+    }
     // The output [N, Y_1..Y_D, G*C_OUT] (out_st). Outputs that no tap reaches hold the
     // epilogue of a zero sum: each such phase runs on the kernel with its taps' extent zero.
     const size_t out_elem = dtype_size(out_type);

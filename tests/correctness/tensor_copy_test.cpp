@@ -75,6 +75,7 @@ TEST(TensorCopy, TransposesOfEverySizeAroundTheTiles) {
             const std::vector<int64_t> shape = {r, c};
             EXPECT_TRUE(copies_exactly<uint32_t>(shape, {0, 1}, {1, 0}, 0)) << r << " x " << c << ", 4 bytes";
             EXPECT_TRUE(copies_exactly<uint16_t>(shape, {0, 1}, {1, 0}, 0)) << r << " x " << c << ", 2 bytes";
+            EXPECT_TRUE(copies_exactly<uint8_t>(shape, {0, 1}, {1, 0}, 0)) << r << " x " << c << ", 1 byte";
         }
     }
 }
