@@ -159,6 +159,9 @@ endfunction()
 # (runtime/kernels/kernel_registry.cpp), so a plan or a test can run any variant that was built.
 function(_deconv_cpu_kernel name generator dtype)
   _deconv_cpu_targets_for(${dtype} targets)
+  if(_deconv_targets_matching)
+    list(FILTER targets INCLUDE REGEX "${_deconv_targets_matching}")
+  endif()
   set(variants "")
   foreach(t IN LISTS targets)
     deconv_cpu_variant_name(${t} v)
@@ -193,9 +196,12 @@ function(_deconv_cpu_targets_for dtype out)
   set(${out} ${targets} PARENT_SCOPE)
 endfunction()
 
+# TARGETS_MATCHING: only the CPU variants whose Halide target matches the regex (kernels of an
+# instruction that the other variants lack).
 function(deconv_add_kernel)
-  cmake_parse_arguments(K "" "OP;GENERATOR;RANK;DTYPE;DEVICE;FROM" "PARAMS" ${ARGN})
+  cmake_parse_arguments(K "" "OP;GENERATOR;RANK;DTYPE;DEVICE;FROM;TARGETS_MATCHING" "PARAMS" ${ARGN})
   set(_deconv_from ${K_FROM})
+  set(_deconv_targets_matching "${K_TARGETS_MATCHING}")
   if(NOT K_DEVICE)
     set(K_DEVICE CPU)
   endif()

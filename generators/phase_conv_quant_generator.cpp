@@ -1,8 +1,10 @@
 // Generator registration of the quantized backprop kernel: the phase convolution of
 // phase_conv_algorithm.h on channels-last data and weights in groups of input channels, summed
 // by one dot-product instruction per group: u8 x i8 quads (vpdpbusd, AVX512-VNNI; `group` 4),
-// or i16 x i16 pairs (vpmaddwd, every x86 CPU; `group` 2: the dispatcher's copy holds the data
-// less its zero point, exact in i16). Accumulated in i32, less a per-channel compensation (the source zero point's share, which the dispatcher computes per
+// i8 x i8 quads (sdot, ARMv8.2 dot product; `group` 4 and `signed_data`: the dispatcher's copy
+// holds u8 data moved by 128, which sdot's one signedness needs), or i16 x i16 pairs (vpmaddwd
+// on x86, NEON multiply-adds on ARM64; `group` 2: the dispatcher's copy holds the data less its
+// zero point, exact in i16). Accumulated in i32, less a per-channel compensation (the source zero point's share, which the dispatcher computes per
 // phase: runtime/cpu/quantized_dots_executor.cpp), then the epilogue in the store: bias, output
 // scale, two piecewise-linear post-ops (relu with a slope, clip, bounded_relu, linear), the
 // destination zero point, rounding half to even and saturation to `dst` (u8, i8, i32 or f32).
@@ -27,6 +29,8 @@ public:
     GeneratorParam<std::string> dtype{"dtype", "u8"};
     // Input channels per dot product: 4 (u8 x i8 quads) or 2 (i16 x i16 pairs).
     GeneratorParam<int> group{"group", 4, 2, 4};
+    // Quads of i8 data rather than u8 (sdot takes operands of one signedness).
+    GeneratorParam<bool> signed_data{"signed_data", false};
     GeneratorParam<std::string> layout{"layout", "nxc"};
     // Interior only (the registry's name for it: every tap reads inside the bordered copy).
     GeneratorParam<bool> bounded{"bounded", false};
@@ -53,18 +57,24 @@ public:
     Halide::GeneratorOutput<Buffer<>> *output = nullptr;
 
     void configure() {
-        if (std::string(dtype) != "u8" || std::string(layout) != "nxc" || bounded || (group != 2 && group != 4)) {
-            std::cerr << "deconv generator: the quantized kernel takes dtype=u8 layout=nxc bounded=false group=2|4\n";
+        if (std::string(dtype) != "u8" || std::string(layout) != "nxc" || bounded || (group != 2 && group != 4) ||
+            (signed_data && group != 4)) {
+            std::cerr << "deconv generator: the quantized kernel takes dtype=u8 layout=nxc bounded=false group=2|4, "
+                         "signed_data with group=4 only\n";
             std::exit(1);
         }
         const int d = rank;
-        const bool quads = group == 4;
-        input = add_input<Buffer<>>("input", quads ? UInt(8) : Int(16), d + 3);
-        filter = add_input<Buffer<>>("filter", quads ? Int(8) : Int(16), d + 3);
+        input = add_input<Buffer<>>("input", data_type(), d + 3);
+        filter = add_input<Buffer<>>("filter", group == 4 ? Int(8) : Int(16), d + 3);
         comp = add_input<Buffer<>>("comp", Int(32), 2);
         bias = add_input<Buffer<>>("bias", Float(32), 2);
         scale = add_input<Buffer<>>("scale", Float(32), 2);
         output = add_output<Buffer<>>("output", dst_type(), d + 3);
+    }
+
+    Halide::Type data_type() const {
+        if (group == 2) return Halide::Int(16);
+        return signed_data ? Halide::Int(8) : Halide::UInt(8);
     }
 
     Halide::Type dst_type() const {
@@ -82,7 +92,7 @@ public:
         std::vector<Expr> steps = {in_step_0, in_step_1, in_step_2};
         steps.resize(rank);
         const int n = group;
-        const Type data_t = n == 4 ? UInt(8) : Int(16);
+        const Type data_t = data_type();
         const Func in = logical_input(*input, *input, Layout::NXC, rank, data_t, false);
         // The weights in groups of n: output channel co's weights of input channels n*i..n*i+n-1
         // are the n elements at n*co of row n*i, whose rows lie C_OUT elements apart (so row n*i

@@ -215,12 +215,15 @@ Plan Plan::create(Op op, const DataTypes &types, const std::vector<int64_t> &inp
             detail::QuantDotsStore probe;
             impl->quant_dots_fused = detail::quant_dots_slots(epilogue.post_ops, probe) && types.dst != DType::bf16;
             const std::string dst = std::string("dst=") + dtype_name(impl->quant_dots_fused ? types.dst : DType::f32);
+            const detail::Int8Quads quads = detail::cpu_int8_quads(variant);
             for (int group : {4, 2}) {
-                if (group == 4 && (!detail::cpu_has_vnni(variant) || pin == QuantDots::Pairs)) continue;
+                if (group == 4 && (quads == detail::Int8Quads::none || pin == QuantDots::Pairs)) continue;
                 if (group == 2 && pin == QuantDots::Quads) continue;
-                key.extra = dst + (group == 2 ? " group=2" : "");
+                const bool signed_data = group == 4 && quads == detail::Int8Quads::i8_i8;
+                key.extra = dst + (group == 2 ? " group=2" : "") + (signed_data ? " signed_data=true" : "");
                 impl->quant_dots_kernel = detail::find_kernel(key, variant);
                 impl->quant_dots_group = group;
+                impl->quant_dots_signed = signed_data;
                 if (impl->quant_dots_kernel) break;
             }
         }

@@ -400,6 +400,19 @@ void quantized_to_dense(DType from, int32_t zero_point, const void *src, const s
             int64_t off[2];
             row_offsets(r, row, off, -1, nullptr);
             const int64_t n = r.length;
+            // Dense rows to f32 in one vectorized loop (through the chunk buffer, the conversion
+            // took a quarter of dcgan_l5's u8 run: 64 images of 64 x 32 x 32).
+            if (step == 1 && to == DType::f32) {
+                float *d = (float *)dst + off[1];
+                if (from == DType::u8) {
+                    const uint8_t *s = (const uint8_t *)src + off[0];
+                    for (int64_t i = 0; i < n; i++) d[i] = (float)((int32_t)s[i] - zero_point);
+                } else {
+                    const int8_t *s = (const int8_t *)src + off[0];
+                    for (int64_t i = 0; i < n; i++) d[i] = (float)((int32_t)s[i] - zero_point);
+                }
+                continue;
+            }
             int32_t vals[kEpilogueChunk];
             for (int64_t x0 = 0; x0 < n; x0 += kEpilogueChunk) {
                 const int64_t m = std::min<int64_t>(kEpilogueChunk, n - x0);

@@ -1,6 +1,7 @@
-// Quantized backprop layers on the dot-product kernels (deconv_phase_conv_quant: u8 x i8 in
-// input-channel quads, vpdpbusd): the filter packed in quads with each phase's zero-point
-// compensation, a channels-last copy of the input bordered with the zero point, and one kernel
+// Quantized backprop layers on the dot-product kernels (deconv_phase_conv_quant: input-channel
+// quads of u8 x i8 on vpdpbusd or of i8 x i8 on sdot, or i16 pairs): the filter packed in quads
+// with each phase's zero-point compensation, a channels-last copy of the input bordered with the
+// zero point, and one kernel
 // call per combination of stride phases, each storing its outputs through the epilogue (bias,
 // scale, up to two piecewise-linear post-ops, zero point, saturation) into a channels-last
 // tensor of the kernel's dst type.
@@ -9,7 +10,8 @@
 // one worth exactly zero after the subtraction, so sum((x - zp) * w) = sum(x * w) - zp * sum(w)
 // over all the phase's taps, the same compensation for every output of the phase (the kernel
 // subtracts it). i8 data is copied as u8 (x + 128, its zero point moved by 128 likewise), the
-// operand vpdpbusd takes. Pairs read i16 copies of x - zp bordered with zeros: no compensation.
+// operand vpdpbusd takes; for sdot, which multiplies i8 by i8, u8 data is copied as i8 (x - 128).
+// Pairs read i16 copies of x - zp bordered with zeros: no compensation.
 #pragma once
 
 #include "kernels/kernel_registry.h"

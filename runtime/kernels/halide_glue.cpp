@@ -149,16 +149,17 @@ bool cpu_has_bf16_dot(const std::string &variant) {
 #endif
 }
 
-bool cpu_has_vnni(const std::string &variant) {
+Int8Quads cpu_int8_quads(const std::string &variant) {
+    if (variant != variants().front().name || !can_use(variants().front().features)) return Int8Quads::none;
 #if defined(__x86_64__)
-    if (variant != variants().front().name || !can_use(variants().front().features)) return false;
     // CPUID leaf 7, subleaf 0: ECX bit 11 is AVX512-VNNI.
     unsigned a = 7, b = 0, c = 0, d = 0;
     __asm__("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
-    return (c >> 11) & 1;
+    return (c >> 11) & 1 ? Int8Quads::u8_i8 : Int8Quads::none;
+#elif defined(__aarch64__)
+    return Int8Quads::i8_i8;  // the dotprod_fp16 variant, which can_use checked against AT_HWCAP
 #else
-    (void)variant;
-    return false;
+    return Int8Quads::none;
 #endif
 }
 

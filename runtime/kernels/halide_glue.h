@@ -17,9 +17,11 @@ std::string take_halide_error();
 // on x86-64 with AVX512-BF16 and VNNI (the features Halide's run-time check reads as
 // avx512_sapphirerapids).
 bool cpu_has_bf16_dot(const std::string &variant);
-// Whether a plan on CPU variant `variant` runs the quantized dot-product kernels (vpdpbusd): the
-// avx512 variant, on x86-64 with AVX512-VNNI (Cascade Lake, Ice Lake, Sapphire Rapids, Zen 4 on).
-bool cpu_has_vnni(const std::string &variant);
+// The 4-way int8 dot product a plan on CPU variant `variant` runs the quantized quad kernels on:
+// vpdpbusd (u8 x i8) on the avx512 variant of x86-64 CPUs with AVX512-VNNI (Cascade Lake, Ice
+// Lake, Sapphire Rapids, Zen 4 on); sdot (i8 x i8) on the dotprod_fp16 variant of ARM64.
+enum class Int8Quads { none, u8_i8, i8_i8 };
+Int8Quads cpu_int8_quads(const std::string &variant);
 // The CPU variants this library knows, best first (avx512, avx2, sse41; dotprod_fp16, neon).
 std::vector<std::string> cpu_variant_names();
 // A variant's place in that order (0 best), or -1 for a name it does not know.

@@ -162,7 +162,8 @@ struct Plan::Impl : detail::ResolvedLayer, detail::CpuConf {
     // dst with the whole epilogue, else f32 values that the epilogue pass finishes.
     const detail::KernelEntry *quant_dots_kernel = nullptr;
     bool quant_dots_fused = false;
-    int quant_dots_group = 0;  // input channels per dot product: 4 (VNNI quads) or 2 (i16 pairs)
+    int quant_dots_group = 0;  // input channels per dot product: 4 (quads) or 2 (i16 pairs)
+    bool quant_dots_signed = false;  // quads of i8 data (sdot) rather than u8 (vpdpbusd)
     // Channels-first backprop layers with many output channels: the same layer on channels-last
     // data, whose kernels store whole channel vectors (see choose_via_channels_last). Runs
     // transpose the input into it and its result back.

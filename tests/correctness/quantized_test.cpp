@@ -1775,4 +1775,24 @@ TEST(QuantizedErrors, FloatPlanWithBiasNeedsRunArgs) {
     EXPECT_EQ(y.payload(), before);
 }
 
+// The quads run where the CPU has their instruction: sdot on ARM64's dotprod_fp16 variant (a
+// missing kernel would fall back to the pairs and still compute right), and vpdpbusd only where
+// the CPU has AVX512-VNNI.
+TEST(QuantizedKernels, QuadsRunWhereTheCpuHasThem) {
+    Epilogue e;
+    e.scale_mode = deconv::ScaleMode::per_tensor;
+    e.scales = {0.5f};
+    const Plan plan = Plan::create(Op::GroupConvolutionBackpropData, kU8S8U8, {1, 32, 6, 6}, {1, 32, 32, 3, 3},
+                                   attrs({2, 2}, {1, 1}, {1, 1}), std::nullopt, deconv::ExecOptions{}, e);
+    const std::string d = plan.describe();
+#if defined(__aarch64__)
+    if (deconv::cpu_variant() == "dotprod_fp16") EXPECT_NE(d.find("sdot"), std::string::npos) << d;
+    else EXPECT_EQ(d.find("sdot"), std::string::npos) << d;
+#elif defined(__x86_64__)
+    if (d.find("vpdpbusd") != std::string::npos) EXPECT_TRUE(__builtin_cpu_supports("avx512vnni")) << d;
+    EXPECT_EQ(d.find("sdot"), std::string::npos) << d;
+#endif
+    EXPECT_TRUE(d.find("quads") != std::string::npos || d.find("pairs") != std::string::npos) << d;
+}
+
 }  // namespace
