@@ -21,8 +21,10 @@ namespace gen {
 
 // `out_param`: the output buffer [c, g, y.., n]. `vectors` x `q_tile`: the full tile (0: the
 // channels-last kernels' tile for the target's registers).
+// `variants`: conditions on the run-time inputs, each ahead of every tile with a copy of its own
+// (the store's cheaper forms: the definition's selects on them fold away there).
 inline void schedule_cpu_quant_dots(ConvStages &p, Halide::OutputImageParam out_param, const Halide::Target &target,
-                                    int group, int vectors, int q_tile) {
+                                    int group, int vectors, int q_tile, const std::vector<Halide::Expr> &variants = {}) {
     using namespace Halide;
     const int rank = (int)p.q.size();
     const int lanes = target.natural_vector_size(Int(32));
@@ -63,15 +65,22 @@ inline void schedule_cpu_quant_dots(ConvStages &p, Halide::OutputImageParam out_
         s.reorder(order);
         s.parallel(rank >= 2 ? p.q[rank - 1] : qo).parallel(p.n).parallel(co_o).parallel(p.g);
     };
-    for (const Tile &t : tiles) {
-        const Expr fits = channels >= t.c && width >= t.q;
-        Stage s = p.out.specialize(fits);
+    std::vector<std::pair<Expr, Tile>> branches;
+    for (const Expr &v : variants)
+        for (const Tile &t : tiles) branches.push_back({v && channels >= t.c && width >= t.q, t});
+    for (const Tile &t : tiles) branches.push_back({channels >= t.c && width >= t.q, t});
+    for (const auto &[cond, t] : branches) {
+        Stage s = p.out.specialize(cond);
         s.split(p.q[0], qo, qi, t.q, TailStrategy::ShiftInwards)
             .split(p.co, co_o, co_i, t.c, TailStrategy::ShiftInwards);
         outer(s);
         s.vectorize(co_i, lanes);
         if (t.c > lanes) s.unroll(co_i);
         if (t.q > 1) s.unroll(qi);
+    }
+    // The accumulator's tiles, once each (it is realized inside whichever branch of the store runs).
+    for (const Tile &t : tiles) {
+        const Expr fits = channels >= t.c && width >= t.q;
         Stage a = p.acc.specialize(fits);
         Stage au = u.specialize(fits);
         for (Stage st : {a, au}) {
