@@ -48,11 +48,27 @@ TuneResult tune_layer(Op op, DType dtype, const std::vector<int64_t> &input_shap
                       const std::optional<std::vector<int64_t>> &output_shape = std::nullopt,
                       const TuneOptions &options = {});
 
+// The same for a layer of separate tensor types with an epilogue (the arguments of the DataTypes
+// Plan::create; quantized layers among them). Its candidates compute the untuned plan's output
+// exactly (the accumulation is exact and the epilogue the same), with a random bias where the
+// epilogue has one and random scales where it takes them at each run.
+TuneResult tune_layer(Op op, const DataTypes &types, const std::vector<int64_t> &input_shape,
+                      const std::vector<int64_t> &filter_shape, const Attributes &attrs,
+                      const std::optional<std::vector<int64_t>> &output_shape, const Epilogue &epilogue,
+                      const TuneOptions &options = {});
+
 // Adds the result for the layer on this machine (CPU variant, model and thread count) to the
 // database file at `path`, replacing an entry for the same layer and machine and keeping every
 // other; creates the file. `name` labels the entry (optional). Throws Error naming the file when
 // it is malformed (it is then left as it was) or cannot be written.
 void save_schedule(const std::string &path, Op op, DType dtype, const std::vector<int64_t> &input_shape,
+                   const std::vector<int64_t> &filter_shape, const Attributes &attrs,
+                   const std::optional<std::vector<int64_t>> &output_shape, const TuneResult &result,
+                   const std::string &name = "");
+// The same for a layer of separate tensor types: its entry holds the types ("types": "u8s8u8"),
+// and only plans of those types take it (their accumulating plans then take no entry of their
+// own dtype).
+void save_schedule(const std::string &path, Op op, const DataTypes &types, const std::vector<int64_t> &input_shape,
                    const std::vector<int64_t> &filter_shape, const Attributes &attrs,
                    const std::optional<std::vector<int64_t>> &output_shape, const TuneResult &result,
                    const std::string &name = "");

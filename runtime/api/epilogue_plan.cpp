@@ -19,6 +19,7 @@
 #include "layer/checked_math.h"
 #include "layer/epilogue_rules.h"
 #include "plan/policy.h"
+#include "tuning/schedule_database.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -170,6 +171,22 @@ Plan Plan::create(Op op, const DataTypes &types, const std::vector<int64_t> &inp
     ExecOptions inner = exec;
     inner.device = Device::CPU;
     inner.allow_cpu_fallback = false;
+    // An entry tuned for these types (deconv tune --cfg, tune_layer with DataTypes) pins the
+    // accumulating plans, in place of the entries of their own dtype: the tuner timed the layer
+    // with those off.
+    std::optional<detail::ScheduleMatch> tuned;
+    if (exec.use_schedule_database && exec.device == Device::CPU) {
+        const detail::Policy options =
+            exec.schedule.empty() ? detail::Policy() : detail::parse_policy(exec.schedule, "ExecOptions::schedule");
+        detail::ScheduleKey key = detail::schedule_key(op, types.src, impl->input_shape, impl->filter_shape, impl->info, attrs);
+        key.types = data_types_name(types);
+        if (!options.cpu_variant.empty()) key.cpu_variant = options.cpu_variant;
+        tuned = detail::find_schedule(key);
+        if (tuned) {
+            inner.use_schedule_database = false;
+            inner.schedule = detail::format_policy(detail::overlay(tuned->entry.policy, options));
+        }
+    }
     auto plain = [&](DType t) { return create(op, t, input_shape, filter_shape, attrs, output_shape, inner).impl_; };
     if (detail::is_quantized(types)) {
         inner.algorithm = Algorithm::Direct;  // exact sums only
@@ -240,6 +257,10 @@ Plan Plan::create(Op op, const DataTypes &types, const std::vector<int64_t> &inp
     impl->variant = acc.variant;
     impl->policy = acc.policy;
     impl->policy_source = acc.policy_source;
+    if (tuned) {
+        impl->policy_source = tuned->source + (tuned->exact ? "" : " (tuned on " + tuned->entry.cpu + ")");
+        if (!exec.schedule.empty()) impl->policy_source += " + options";
+    }
     impl->implementation = &detail::kEpilogue;
     Plan plan(std::move(impl));
     if (detail::verbose_plans()) std::fprintf(stderr, "deconv: %s\n", plan.describe().c_str());

@@ -61,6 +61,14 @@ ScheduleEntry parse_entry(const json &e, const std::string &where) {
         bad(where, err.what());
     }
     k.weights_format = text(l, "weights_format", where, false);
+    k.types = text(l, "types", where, false);
+    if (!k.types.empty()) {
+        try {
+            parse_data_types(k.types);
+        } catch (const Error &err) {
+            bad(where, err.what());
+        }
+    }
     if (!k.weights_format.empty() && k.weights_format != "oix" && k.weights_format != "xio") {
         bad(where, "weights_format '" + k.weights_format + "' is neither oix nor xio");
     }
@@ -117,6 +125,7 @@ json entry_json(const ScheduleEntry &r) {
                   {"dilations", k.dilations},
                   {"output_padding", k.output_padding}};
     if (!k.weights_format.empty()) layer["weights_format"] = k.weights_format;
+    if (!k.types.empty()) layer["types"] = k.types;
     json policy = json::object();
     for (const std::string &knob : policy_knobs()) {
         const std::string v = policy_knob_value(r.policy, knob);
@@ -167,6 +176,7 @@ std::string read_file(const std::string &path) {
 
 bool ScheduleKey::same_layer(const ScheduleKey &o) const {
     return op == o.op && dtype == o.dtype && data_format == o.data_format && weights_format == o.weights_format &&
+           types == o.types &&
            input == o.input && filter == o.filter && output == o.output && strides == o.strides &&
            pads_begin == o.pads_begin && pads_end == o.pads_end && dilations == o.dilations &&
            output_padding == o.output_padding && cpu_variant == o.cpu_variant && threads == o.threads;

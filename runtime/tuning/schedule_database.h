@@ -22,6 +22,9 @@ struct ScheduleKey {
     DType dtype = DType::f32;
     DataFormat data_format = DataFormat::NCX;
     std::string weights_format;  // ConvolutionBackwardData: "oix" or "xio"; else empty
+    // Plans of separate tensor types (Plan::create with DataTypes): data_types_name, e.g.
+    // "u8s8u8", `dtype` being the source's; empty for plans of one dtype.
+    std::string types;
     std::vector<int64_t> input, filter, output, strides, pads_begin, pads_end, dilations, output_padding;
     std::string cpu_variant;  // cpu_variant()
     int threads = 0;          // cpu_threads()

@@ -148,24 +148,35 @@ std::string execution_of(const Plan &plan) {
     return policy == std::string::npos ? d : d.substr(0, policy);
 }
 
+// The layer a search tunes: one dtype, or separate tensor types with an epilogue (`typed`).
+struct TunedLayer {
+    Op op;
+    DataTypes types;
+    Epilogue epilogue;
+    bool typed = false;
+};
+
 class Search {
 public:
-    Search(Op op, DType dtype, const std::vector<int64_t> &in, const std::vector<int64_t> &w, const Attributes &attrs,
+    Search(const TunedLayer &layer, const std::vector<int64_t> &in, const std::vector<int64_t> &w, const Attributes &attrs,
            const std::optional<std::vector<int64_t>> &out, const TuneOptions &o)
-        : op_(op), dtype_(dtype), in_(in), w_(w), attrs_(attrs), out_shape_(out), options_(o), start_(Clock::now()) {
+        : op_(layer.op), types_(layer.types), epilogue_(layer.epilogue), typed_(layer.typed),
+          dtype_(layer.typed ? DType::f32 : layer.types.src), in_(in), w_(w), attrs_(attrs), out_shape_(out), options_(o),
+          start_(Clock::now()) {
         const Plan base = make_plan("");
         std::mt19937 rng(1234);
-        input_ = random_tensor(dtype, count_of(in), rng);
-        filter_ = random_tensor(dtype, count_of(w), rng);
+        input_ = random_tensor(types_.src, count_of(in), rng);
+        filter_ = random_tensor(types_.weights, count_of(w), rng);
         out_count_ = count_of(base.shape().output_shape);
-        want_.assign((size_t)out_count_ * dtype_size(dtype), 0);
+        want_.assign((size_t)out_count_ * dtype_size(types_.dst), 0);
+        if (typed_) run_args(base, rng);
         // The reference: the direct kernels' result, the untuned plan's unless Winograd is allowed.
-        if (o.algorithm == Algorithm::Direct) {
-            base.run(input_.data(), filter_.data(), want_.data());
+        if (o.algorithm == Algorithm::Direct || typed_) {
+            run_raw(base, want_);
         } else {
             ExecOptions direct;
             direct.use_schedule_database = false;
-            Plan::create(op_, dtype_, in_, w_, attrs_, out_shape_, direct).run(input_.data(), filter_.data(), want_.data());
+            run_raw(Plan::create(op_, dtype_, in_, w_, attrs_, out_shape_, direct), want_);
         }
         got_ = want_;
         default_.emplace(Candidate{"", base, pack(base), {}});
@@ -196,7 +207,7 @@ public:
         Candidate c{schedule, *plan, pack(*plan), {}};
         std::fill(got_.begin(), got_.end(), 0xA5);  // a stale result must not pass
         run_once(c);
-        if (!same_result(got_, want_, dtype_, out_count_, options_.algorithm != Algorithm::Direct)) {
+        if (!same_result(got_, want_, types_.dst, out_count_, options_.algorithm != Algorithm::Direct)) {
             result_.rejected++;
             return std::nullopt;
         }
@@ -307,7 +318,40 @@ private:
         e.use_schedule_database = false;
         e.schedule = schedule;
         e.algorithm = options_.algorithm;
+        if (typed_) return Plan::create(op_, types_, in_, w_, attrs_, out_shape_, e, epilogue_);
         return Plan::create(op_, dtype_, in_, w_, attrs_, out_shape_, e);
+    }
+
+    // A typed layer's run-time inputs: its bias (small integers, in its dtype) and, where the
+    // epilogue leaves them to each run, its scales (powers of two).
+    void run_args(const Plan &plan, std::mt19937 &rng) {
+        const std::vector<int64_t> &out = plan.shape().output_shape;
+        const int64_t channels = out[plan.shape().data_format == DataFormat::NXC ? out.size() - 1 : 1];
+        std::uniform_int_distribution<int> small(-8, 8), exponent(-6, -2);
+        if (epilogue_.bias) {
+            bias_.resize((size_t)channels * dtype_size(*epilogue_.bias));
+            for (int64_t c = 0; c < channels; c++) {
+                const int v = small(rng);
+                if (*epilogue_.bias == DType::i32) std::memcpy(bias_.data() + 4 * c, &v, 4);
+                else {
+                    const float f = (float)v;
+                    std::memcpy(bias_.data() + 4 * c, &f, 4);
+                }
+            }
+            args_.bias = bias_.data();
+        }
+        if (epilogue_.scale_mode != ScaleMode::none && epilogue_.scales.empty()) {
+            scales_.resize(epilogue_.scale_mode == ScaleMode::per_tensor ? 1 : (size_t)channels);
+            for (float &s : scales_) s = std::ldexp(1.0f, exponent(rng));
+            args_.scales = scales_.data();
+        }
+    }
+
+    void run_raw(const Plan &plan, std::vector<uint8_t> &out) const {
+        const TensorView dst{out.data(), types_.dst, plan.shape().output_shape, {}};
+        const ConstTensorView x(input_.data(), types_.src, in_), w(filter_.data(), types_.weights, w_);
+        if (typed_) plan.run(x, w, dst, args_);
+        else plan.run(x, w, dst);
     }
 
     // A new plan of `schedule` (already checked), its filter packed.
@@ -317,15 +361,23 @@ private:
     }
 
     PackedFilter pack(const Plan &plan) const {
-        return plan.pack_filter(ConstTensorView(filter_.data(), dtype_, w_));
+        return plan.pack_filter(ConstTensorView(filter_.data(), types_.weights, w_));
     }
     void run_once(const Candidate &c) {
-        c.plan.run(ConstTensorView(input_.data(), dtype_, in_), c.filter,
-                   TensorView{got_.data(), dtype_, c.plan.shape().output_shape, {}});
+        const ConstTensorView x(input_.data(), types_.src, in_);
+        const TensorView dst{got_.data(), types_.dst, c.plan.shape().output_shape, {}};
+        if (typed_) c.plan.run(x, c.filter, dst, args_);
+        else c.plan.run(x, c.filter, dst);
     }
 
     Op op_;
-    DType dtype_;
+    DataTypes types_;
+    Epilogue epilogue_;
+    bool typed_ = false;
+    DType dtype_;  // the plain plan's dtype; a typed layer's kernels are the f32 ones (knob_values)
+    std::vector<uint8_t> bias_;
+    std::vector<float> scales_;
+    RunArgs args_;
     std::vector<int64_t> in_, w_;
     Attributes attrs_;
     std::optional<std::vector<int64_t>> out_shape_;
@@ -350,9 +402,9 @@ std::string today() {
 
 }  // namespace
 
-TuneResult tune_layer(Op op, DType dtype, const std::vector<int64_t> &input_shape,
-                      const std::vector<int64_t> &filter_shape, const Attributes &attrs,
-                      const std::optional<std::vector<int64_t>> &output_shape, const TuneOptions &options) {
+namespace {
+
+void check_tune_options(const TuneOptions &options) {
     if (!(options.max_seconds > 0) || options.max_seconds > 1e6) {
         throw Error(ErrorKind::InvalidArgument,
                     "tune: max_seconds is " + std::to_string(options.max_seconds) + " but must be in (0, 1e6]");
@@ -361,17 +413,16 @@ TuneResult tune_layer(Op op, DType dtype, const std::vector<int64_t> &input_shap
         throw Error(ErrorKind::InvalidArgument,
                     "tune: repeats is " + std::to_string(options.repeats) + " but must be 0 (default) to 1000");
     }
-    Search s(op, dtype, input_shape, filter_shape, attrs, output_shape, options);
-    return s.run();
 }
 
-void save_schedule(const std::string &path, Op op, DType dtype, const std::vector<int64_t> &input_shape,
-                   const std::vector<int64_t> &filter_shape, const Attributes &attrs,
-                   const std::optional<std::vector<int64_t>> &output_shape, const TuneResult &result,
-                   const std::string &name) {
+void save_entry(const std::string &path, Op op, DType dtype, const std::string &types,
+                const std::vector<int64_t> &input_shape, const std::vector<int64_t> &filter_shape,
+                const Attributes &attrs, const std::optional<std::vector<int64_t>> &output_shape,
+                const TuneResult &result, const std::string &name) {
     const ShapeInfo info = infer_shape(op, input_shape, filter_shape, attrs, output_shape);
     detail::ScheduleEntry e;
     e.key = detail::schedule_key(op, dtype, input_shape, filter_shape, info, attrs);
+    e.key.types = types;
     e.cpu = detail::cpu_model_name();
     e.policy = detail::parse_policy(result.schedule, "tune result");
     e.name = name;
@@ -379,6 +430,40 @@ void save_schedule(const std::string &path, Op op, DType dtype, const std::vecto
     e.default_ms = result.default_ms;
     e.tuned_on = today();
     detail::merge_schedule_file(path, {e});
+}
+
+}  // namespace
+
+TuneResult tune_layer(Op op, DType dtype, const std::vector<int64_t> &input_shape,
+                      const std::vector<int64_t> &filter_shape, const Attributes &attrs,
+                      const std::optional<std::vector<int64_t>> &output_shape, const TuneOptions &options) {
+    check_tune_options(options);
+    Search s(TunedLayer{op, {dtype, dtype, dtype}, {}, false}, input_shape, filter_shape, attrs, output_shape, options);
+    return s.run();
+}
+
+TuneResult tune_layer(Op op, const DataTypes &types, const std::vector<int64_t> &input_shape,
+                      const std::vector<int64_t> &filter_shape, const Attributes &attrs,
+                      const std::optional<std::vector<int64_t>> &output_shape, const Epilogue &epilogue,
+                      const TuneOptions &options) {
+    check_tune_options(options);
+    Search s(TunedLayer{op, types, epilogue, true}, input_shape, filter_shape, attrs, output_shape, options);
+    return s.run();
+}
+
+void save_schedule(const std::string &path, Op op, DType dtype, const std::vector<int64_t> &input_shape,
+                   const std::vector<int64_t> &filter_shape, const Attributes &attrs,
+                   const std::optional<std::vector<int64_t>> &output_shape, const TuneResult &result,
+                   const std::string &name) {
+    save_entry(path, op, dtype, "", input_shape, filter_shape, attrs, output_shape, result, name);
+}
+
+void save_schedule(const std::string &path, Op op, const DataTypes &types, const std::vector<int64_t> &input_shape,
+                   const std::vector<int64_t> &filter_shape, const Attributes &attrs,
+                   const std::optional<std::vector<int64_t>> &output_shape, const TuneResult &result,
+                   const std::string &name) {
+    save_entry(path, op, types.src, data_types_name(types), input_shape, filter_shape, attrs, output_shape, result,
+               name);
 }
 
 std::vector<std::string> schedule_knobs() { return detail::policy_knobs(); }

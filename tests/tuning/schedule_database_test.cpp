@@ -88,6 +88,27 @@ TEST(ScheduleDatabase, RoundTrip) {
     EXPECT_EQ(deconv::detail::format_schedules(back), text);
 }
 
+// An entry of separate tensor types ("types", the quantized layers') round-trips, is another
+// layer than the same shape's plain entry, and a malformed one is refused naming the entry.
+TEST(ScheduleDatabase, TypedEntries) {
+    ScheduleEntry typed = example_entry("quant_dots=pairs");
+    typed.key.dtype = deconv::DType::u8;
+    typed.key.types = "u8s8u8";
+    const std::string text = deconv::detail::format_schedules({typed});
+    EXPECT_NE(text.find("\"types\":\"u8s8u8\""), std::string::npos) << text;
+    const std::vector<ScheduleEntry> back = deconv::detail::parse_schedules(text, "text");
+    ASSERT_EQ(back.size(), 1u);
+    EXPECT_TRUE(back[0].key.same_layer(typed.key));
+    EXPECT_EQ(back[0].key.types, "u8s8u8");
+    ScheduleEntry plain = typed;
+    plain.key.types.clear();
+    EXPECT_FALSE(plain.key.same_layer(typed.key));
+    std::string bad = text;
+    bad.replace(bad.find("u8s8u8"), 6, "u8x8u8");
+    EXPECT_NE(error_of(bad).find("db.json: entry 0: "), std::string::npos) << error_of(bad);
+    EXPECT_NE(error_of(bad).find("u8x8u8"), std::string::npos) << error_of(bad);
+}
+
 TEST(ScheduleDatabase, MergeReplacesTheSameLayerAndKeepsOthers) {
     TempFile f("merge.json");
     ScheduleEntry other = example_entry("serial=on");

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <set>
 #include <string>
 #include <unistd.h>
 
@@ -219,6 +220,70 @@ TEST(TunedPolicies, TuneWithWinogradAllowed) {
     EXPECT_NE(r.default_description.find("winograd F(4, 2)"), std::string::npos) << r.default_description;
     EXPECT_GT(r.candidates, 1);
     EXPECT_EQ(r.rejected, 0);
+}
+
+// tune_layer on a quantized layer (u8 x i8 -> u8, a bias given at each run, a scale and a relu):
+// its candidates (the dot-product kernels' quads and pairs, the plain plans) all compute the
+// untuned plan's output exactly, the winner does too on other data, and a saved entry is taken
+// by plans of those types only.
+TEST(TunedPolicies, TuneQuantizedLayerSaveAndRun) {
+    using deconv::DataTypes;
+    const DataTypes types{DType::u8, DType::i8, DType::u8};
+    const std::vector<int64_t> in = {1, 32, 6, 6}, w = {1, 32, 32, 3, 3};
+    deconv::Attributes a;
+    a.strides = {2, 2};
+    a.pads_begin = {1, 1};
+    a.pads_end = {1, 1};
+    deconv::Epilogue e;
+    e.scale_mode = deconv::ScaleMode::per_tensor;
+    e.scales = {0.125f};
+    e.bias = DType::f32;
+    e.post_ops = {deconv::PostOp::eltwise(deconv::Eltwise::relu)};
+    deconv::TuneOptions o;
+    o.max_seconds = 10;  // the knobs end first; the budget bounds slow runs (sanitizers, emulation)
+    o.repeats = 3;
+    const deconv::TuneResult r = deconv::tune_layer(deconv::Op::GroupConvolutionBackpropData, types, in, w, a,
+                                                    std::nullopt, e, o);
+    EXPECT_GT(r.candidates, 1);
+    EXPECT_EQ(r.rejected, 0);
+    EXPECT_GT(r.tuned_ms, 0);
+
+    // The winner against the untuned plan on other data.
+    deconv::ExecOptions tuned, untuned;
+    tuned.use_schedule_database = untuned.use_schedule_database = false;
+    tuned.schedule = r.schedule;
+    const auto make = [&](const deconv::ExecOptions &x) {
+        return deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, types, in, w, a, std::nullopt, x, e);
+    };
+    const deconv::Plan p_tuned = make(tuned), p_untuned = make(untuned);
+    std::vector<uint8_t> x(1 * 32 * 6 * 6), y1(p_tuned.shape().output_shape[1] * 11 * 11), y2(y1.size());
+    std::vector<int8_t> wt(32 * 32 * 9);
+    std::vector<float> bias(32);
+    for (size_t i = 0; i < x.size(); i++) x[i] = (uint8_t)(i * 37 % 251);
+    for (size_t i = 0; i < wt.size(); i++) wt[i] = (int8_t)((int)(i * 29 % 255) - 127);
+    for (size_t i = 0; i < bias.size(); i++) bias[i] = (float)i - 16.0f;
+    ASSERT_EQ(p_tuned.shape().output_shape, (std::vector<int64_t>{1, 32, 11, 11}));
+    deconv::RunArgs args;
+    args.bias = bias.data();
+    const deconv::ConstTensorView xv(x.data(), DType::u8, in), wv(wt.data(), DType::i8, w);
+    p_tuned.run(xv, wv, deconv::TensorView{y1.data(), DType::u8, {1, 32, 11, 11}, {}}, args);
+    p_untuned.run(xv, wv, deconv::TensorView{y2.data(), DType::u8, {1, 32, 11, 11}, {}}, args);
+    EXPECT_EQ(y1, y2) << r.schedule;
+    EXPECT_GT(std::set<uint8_t>(y2.begin(), y2.end()).size(), 8u);  // not a trivial output
+
+    const std::string db = testing::TempDir() + "tuned_u8." + std::to_string(getpid()) + ".json";
+    deconv::TuneResult pinned = r;
+    pinned.schedule = "quant_dots=off";  // an entry whatever the search found
+    deconv::save_schedule(db, deconv::Op::GroupConvolutionBackpropData, types, in, w, a, std::nullopt, pinned, "u8");
+    deconv::load_schedules(db);
+    const std::string how = make(deconv::ExecOptions{}).describe();
+    const std::string f32 =
+        deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, DType::f32, in, w, a).describe();
+    deconv::clear_schedules();
+    std::remove(db.c_str());
+    EXPECT_NE(how.find("from " + db + " entry 0"), std::string::npos) << how;
+    EXPECT_NE(how.find("accumulates on the"), std::string::npos) << how;  // quant_dots=off: a plain plan
+    EXPECT_NE(f32.find("from heuristics"), std::string::npos) << f32;
 }
 
 TEST(TunedPolicies, TuneOptionsAreChecked) {

@@ -61,13 +61,17 @@ int tune_command(TuneCommandOptions &o) {
     const bool terminal = isatty(fileno(stderr)) != 0;
     std::cout << "deconv tune: " << layers.size() << " layers of " << sel.source << " on " << deconv::cpu_variant()
               << ", " << deconv::cpu_threads() << " threads, at most " << fmt("%g", o.max_seconds) << " s each\n";
-    std::printf("%-24s %-5s %12s %12s %8s %6s %6s %7s  %s\n", "layer", "dtype", "untuned ms", "tuned ms", "speedup",
+    std::printf("%-24s %-6s %12s %12s %8s %6s %6s %7s  %s\n", "layer", "dtype", "untuned ms", "tuned ms", "speedup",
                 "tried", "wrong", "seconds", "schedule");
     double log_sum = 0, total_s = 0;
     int timed = 0;
     for (size_t i = 0; i < layers.size(); i++) {
         const LayerSpec &l = layers[i];
         const deconv::DType dtype = l.dtype.value_or(deconv::DType::f32);
+        // A quantized layer or one with an epilogue (--cfg, --post-ops, ...): tuned with its types.
+        const bool typed = l.quant.typed();
+        const deconv::DataTypes types = layer_types(l);
+        const std::string type_name = typed ? deconv::data_types_name(types) : deconv::dtype_name(dtype);
         deconv::TuneOptions t;
         t.algorithm = algorithm;
         t.max_seconds = o.max_seconds;
@@ -77,16 +81,23 @@ int tune_command(TuneCommandOptions &o) {
         }
         deconv::TuneResult r;
         try {
-            r = deconv::tune_layer(l.op, dtype, l.input_shape, l.filter_shape, l.attrs, l.output_shape, t);
+            if (typed) {
+                const deconv::ShapeInfo shape =
+                    deconv::infer_shape(l.op, l.input_shape, l.filter_shape, l.attrs, l.output_shape);
+                r = deconv::tune_layer(l.op, types, l.input_shape, l.filter_shape, l.attrs, l.output_shape,
+                                       layer_epilogue(l, output_channels(shape)), t);
+            } else {
+                r = deconv::tune_layer(l.op, dtype, l.input_shape, l.filter_shape, l.attrs, l.output_shape, t);
+            }
         } catch (const deconv::Error &e) {
             if (terminal) std::fprintf(stderr, "\r\033[K");
             if (e.kind() != deconv::ErrorKind::Unsupported) rethrow_with_origin(e, l);
-            std::printf("%-24s %-5s skipped: %s\n", l.name.c_str(), deconv::dtype_name(dtype), e.what());
+            std::printf("%-24s %-6s skipped: %s\n", l.name.c_str(), type_name.c_str(), e.what());
             continue;
         }
         if (terminal) std::fprintf(stderr, "\r\033[K");
         const double speedup = r.tuned_ms > 0 ? r.default_ms / r.tuned_ms : 1;
-        std::printf("%-24s %-5s %12.4f %12.4f %7.2fx %6d %6d %7.1f  %s\n", l.name.c_str(), deconv::dtype_name(dtype),
+        std::printf("%-24s %-6s %12.4f %12.4f %7.2fx %6d %6d %7.1f  %s\n", l.name.c_str(), type_name.c_str(),
                     r.default_ms, r.tuned_ms, speedup, r.candidates, r.rejected, r.seconds,
                     r.schedule.empty() ? "(untuned plan kept)" : r.schedule.c_str());
         if (o.verbose) {
@@ -98,15 +109,20 @@ int tune_command(TuneCommandOptions &o) {
         timed++;
         if (!o.out.empty()) {
             try {
-                deconv::save_schedule(o.out, l.op, dtype, l.input_shape, l.filter_shape, l.attrs, l.output_shape, r,
-                                      l.name);
+                if (typed) {
+                    deconv::save_schedule(o.out, l.op, types, l.input_shape, l.filter_shape, l.attrs, l.output_shape,
+                                          r, l.name);
+                } else {
+                    deconv::save_schedule(o.out, l.op, dtype, l.input_shape, l.filter_shape, l.attrs, l.output_shape,
+                                          r, l.name);
+                }
             } catch (const deconv::Error &e) {
                 throw IoError(std::string("--out: ") + e.what());
             }
         }
     }
     if (timed > 0) {
-        std::printf("%-24s %-5s %12s %12s %7.2fx %6s %6s %7.1f\n", "geomean", "", "", "", std::exp(log_sum / timed), "",
+        std::printf("%-24s %-6s %12s %12s %7.2fx %6s %6s %7.1f\n", "geomean", "", "", "", std::exp(log_sum / timed), "",
                     "", total_s);
     }
     if (!o.out.empty()) std::cout << "schedules written to " << o.out << " (" << timed << " layers)\n";

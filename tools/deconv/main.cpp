@@ -255,6 +255,7 @@ int main(int argc, char **argv) {
     CLI::App *tune_cmd = app.add_subcommand("tune", "Tune the dispatch policy of layers on this machine into a schedule database");
     tune_cmd->add_option("--suite", tune.suite, "FILE.json (layers.json format) or an IR FILE.xml (default: bench/layers.json)")->type_name("FILE")->group("Tune");
     add_layer_options(*tune_cmd, tune.layer);
+    add_quant_options(*tune_cmd, tune.layer, /*run=*/false);
     tune_cmd->add_option("--dtype", tune.dtype, "Compute type for every layer (default: the layer's, else f32)")->type_name("TYPE")->group("Tune");
     tune_cmd->add_option("--only", tune.only, "Comma-separated layer names to tune")->type_name("NAMES")->group("Tune")->check(NonEmptyList);
     tune_cmd->add_option("--threads", tune.threads, "Threads (default: all cores); entries are keyed by it")->type_name("N")->group("Tune");
