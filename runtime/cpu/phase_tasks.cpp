@@ -44,7 +44,25 @@ std::vector<PhaseTask> phase_tasks(const Plan::Impl &p, const std::vector<size_t
 
 bool choose_phase_tasks(const Plan::Impl &p) {
     if (p.geo.forward || p.winograd.f || p.batch_rows_kernel) return false;
-    return p.policy.phase_tasks == Toggle::On;
+    if (p.policy.phase_tasks != Toggle::Auto) return p.policy.phase_tasks == Toggle::On;
+    // Few outputs per phase and many weights (1024 -> 512 on 8x8): each phase's kernel call has
+    // too few position tiles to share between the threads without both streaming the weights,
+    // so the phases run as tasks, a phase's weights on one thread.
+    int64_t phases = 1, positions = p.geo.n, taps = 1;
+    for (const auto &axis : p.phases) {
+        phases *= (int64_t)axis.size();
+        int64_t most = 0, most_taps = 0;
+        for (const AxisPhase &a : axis) {
+            most = std::max(most, a.out_count);
+            most_taps = std::max(most_taps, a.tap_count);
+        }
+        positions *= most;
+        taps *= most_taps;
+    }
+    const int64_t weights = p.geo.groups * p.geo.c_in * p.geo.c_out * taps;
+    const int64_t max_positions = threshold(p, Threshold::PhaseTasksMaxPositions);
+    return phases >= 2 && positions <= max_positions && max_positions > 0 &&
+           weights >= threshold(p, Threshold::PhaseTasksMinWeights);
 }
 
 }  // namespace detail

@@ -288,6 +288,12 @@ constexpr ThresholdEntry kThresholdRows[] = {
     {Threshold::SplitInnerBytes, "split_inner_bytes", {256, 256, 256},
      "bytes between outputs from which innermost phases are tasks of their own (closer: 0.68-0.8x)",
      DECONV_RULE_LOG(phase_tasks)},
+    {Threshold::PhaseTasksMaxPositions, "phase_tasks_max_positions", {100, 100, 0},
+     "most outputs per phase times the batch of layers run as phase tasks (batch 8 of 4x4: 0.96-1.0x)",
+     DECONV_RULE_LOG(phase_tasks)},
+    {Threshold::PhaseTasksMinWeights, "phase_tasks_min_weights", {512 * 1024, 128 * 1024, 0},
+     "fewest weights per phase of layers run as phase tasks (256 -> 128, 4 taps, AVX-512: 0.91x)",
+     DECONV_RULE_LOG(phase_tasks)},
     // run_winograd
     {Threshold::WinogradSliceKib, "winograd_slice_kib", {4096, 4096, 4096},
      "kKiB of transformed tiles and products per slice (centernet_up3 24-26 ms, 40-65 at 0.5-2 kMiB)",

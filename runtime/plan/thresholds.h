@@ -154,6 +154,8 @@ enum class Threshold : int {
     ExactRowSaving,
     // phase tasks (phase_tasks.cpp)
     SplitInnerBytes,
+    PhaseTasksMaxPositions,
+    PhaseTasksMinWeights,
     // Winograd slices (winograd_executor.cpp)
     WinogradSliceKib,
     // the bordered input copy (bordered_input.h)

@@ -77,7 +77,8 @@ TEST(Thresholds, ClassesOfTheRegisterFiles) {
 TEST(Thresholds, RulesOffWhereNotMeasured) {
     for (Threshold rule : {Threshold::ShortStrided2D, Threshold::Short1DPositions, Threshold::FlatRows,
                            Threshold::FewOutputsTwin, Threshold::TapRows, Threshold::ExactChannelBlocks,
-                           Threshold::OneTapChannelTiles, Threshold::InterleavedFewRegisters})
+                           Threshold::OneTapChannelTiles, Threshold::InterleavedFewRegisters,
+                           Threshold::PhaseTasksMaxPositions})
         EXPECT_EQ(deconv::detail::threshold(CpuClass::Other, rule), 0);
     EXPECT_EQ(deconv::detail::uniform_threshold(Threshold::MaxBorderedInputBytes), int64_t(64) << 20);
     EXPECT_THROW(deconv::detail::uniform_threshold(Threshold::FlatRowsCoutBelow), std::logic_error);
