@@ -174,17 +174,15 @@ Plan Plan::create(Op op, const DataTypes &types, const std::vector<int64_t> &inp
     // An entry tuned for these types (deconv tune --cfg, tune_layer with DataTypes) pins the
     // accumulating plans, in place of the entries of their own dtype: the tuner timed the layer
     // with those off.
-    std::optional<detail::ScheduleMatch> tuned;
+    std::optional<detail::TunedEntry> tuned;
     if (exec.use_schedule_database && exec.device == Device::CPU) {
-        const detail::Policy options =
-            exec.schedule.empty() ? detail::Policy() : detail::parse_policy(exec.schedule, "ExecOptions::schedule");
+        const detail::Policy options = detail::options_policy(exec);
         detail::ScheduleKey key = detail::schedule_key(op, types.src, impl->input_shape, impl->filter_shape, impl->info, attrs);
         key.types = data_types_name(types);
-        if (!options.cpu_variant.empty()) key.cpu_variant = options.cpu_variant;
-        tuned = detail::find_schedule(key);
+        tuned = detail::tuned_entry(key, options);
         if (tuned) {
             inner.use_schedule_database = false;
-            inner.schedule = detail::format_policy(detail::overlay(tuned->entry.policy, options));
+            inner.schedule = detail::format_policy(detail::overlay(tuned->policy, options));
         }
     }
     auto plain = [&](DType t) { return create(op, t, input_shape, filter_shape, attrs, output_shape, inner).impl_; };
@@ -257,10 +255,7 @@ Plan Plan::create(Op op, const DataTypes &types, const std::vector<int64_t> &inp
     impl->variant = acc.variant;
     impl->policy = acc.policy;
     impl->policy_source = acc.policy_source;
-    if (tuned) {
-        impl->policy_source = tuned->source + (tuned->exact ? "" : " (tuned on " + tuned->entry.cpu + ")");
-        if (!exec.schedule.empty()) impl->policy_source += " + options";
-    }
+    if (tuned) impl->policy_source = tuned->source + (exec.schedule.empty() ? "" : " + options");
     impl->implementation = &detail::kEpilogue;
     Plan plan(std::move(impl));
     if (detail::verbose_plans()) std::fprintf(stderr, "deconv: %s\n", plan.describe().c_str());

@@ -108,6 +108,18 @@ void detail::check_host_memory(const Plan::Impl &p, const char *what, Memory mem
                                        : " (CPU fallback: " + p.fallback_reason + ")"));
 }
 
+detail::Policy detail::options_policy(const ExecOptions &exec) {
+    return exec.schedule.empty() ? Policy() : parse_policy(exec.schedule, "ExecOptions::schedule");
+}
+
+std::optional<detail::TunedEntry> detail::tuned_entry(ScheduleKey key, const Policy &options) {
+    if (!options.cpu_variant.empty()) key.cpu_variant = options.cpu_variant;
+    const std::optional<ScheduleMatch> match = find_schedule(key);
+    if (!match) return std::nullopt;
+    return TunedEntry{match->entry.policy,
+                      match->source + (match->exact ? "" : " (tuned on " + match->entry.cpu + ")")};
+}
+
 
 namespace {
 
@@ -118,13 +130,12 @@ void choose_policy(Plan::Impl &p, const Attributes &attrs, const ExecOptions &ex
     Policy policy;
     std::string source = "heuristics";
     // A plan whose options pin a CPU variant takes the entries tuned on that variant.
-    const Policy options = exec.schedule.empty() ? Policy() : detail::parse_policy(exec.schedule, "ExecOptions::schedule");
+    const Policy options = detail::options_policy(exec);
     if (exec.use_schedule_database) {
-        detail::ScheduleKey key = detail::schedule_key(p.op, p.dtype, p.input_shape, p.filter_shape, p.info, attrs);
-        if (!options.cpu_variant.empty()) key.cpu_variant = options.cpu_variant;
-        if (const auto match = detail::find_schedule(key)) {
-            policy = match->entry.policy;
-            source = match->source + (match->exact ? "" : " (tuned on " + match->entry.cpu + ")");
+        const detail::ScheduleKey key = detail::schedule_key(p.op, p.dtype, p.input_shape, p.filter_shape, p.info, attrs);
+        if (const auto tuned = detail::tuned_entry(key, options)) {
+            policy = tuned->policy;
+            source = tuned->source;
         }
     }
     const Policy env = detail::policy_from_environment();

@@ -7,9 +7,12 @@
 #include "gpu/gpu_executor.h"
 #include "layer/messages.h"
 #include "plan/plan_impl.h"
+#include "plan/policy.h"
+#include "tuning/schedule_database.h"
 
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +27,17 @@ std::vector<int64_t> check_view(const char *what, const void *data, DType dtype,
                                 const std::vector<int64_t> &want_shape, bool is_output);
 // A view of device memory handed to a CPU plan is refused, saying why the plan runs on the CPU.
 void check_host_memory(const Plan::Impl &p, const char *what, Memory memory);
+
+// ExecOptions::schedule's pins (none when it is empty).
+Policy options_policy(const ExecOptions &exec);
+// The schedule-database entry for `key` under the pins `options` (a pinned CPU variant takes the
+// entries tuned on that variant): its policy, and the source describe() names (with the CPU
+// model it was tuned on, where that is another).
+struct TunedEntry {
+    Policy policy;
+    std::string source;
+};
+std::optional<TunedEntry> tuned_entry(ScheduleKey key, const Policy &options);
 
 // A scratch buffer a run cannot allocate (the bordered input, a dense output, an f32 copy) is
 // reported as TooLarge, before any kernel has written the output.
