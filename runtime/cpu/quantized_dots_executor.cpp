@@ -1,5 +1,6 @@
 #include "cpu/quantized_dots_executor.h"
 
+#include "cpu/slicing.h"
 #include "kernels/kernel_call.h"
 #include "kernels/tensor_copy.h"
 #include "layer/phase_decomposition.h"
@@ -60,47 +61,27 @@ halide_buffer_t dots_view(halide_type_t type, const void *host, int dims, halide
     return b;
 }
 
-// x ^= 0x80 over `bytes` bytes (i8 values as the u8 that vpdpbusd takes), in parallel chunks.
 // Bytes per task of the passes over a whole copy below.
-constexpr size_t kPassChunk = size_t(256) << 10;
+constexpr int64_t kPassChunk = int64_t(256) << 10;
+int64_t pass_tasks(size_t count) { return std::max<int64_t>(1, ((int64_t)count + kPassChunk - 1) / kPassChunk); }
+
+// x ^= 0x80 over `bytes` bytes (i8 values as the u8 that vpdpbusd takes, u8 as sdot's i8).
 void flip_sign_bits(uint8_t *x, size_t bytes) {
-    struct Flip {
-        uint8_t *x;
-        size_t bytes;
-    } f{x, bytes};
-    auto task = [](void *, int t, uint8_t *closure) -> int {
-        const Flip &f = *reinterpret_cast<const Flip *>(closure);
-        uint8_t *b = f.x + (size_t)t * kPassChunk;
-        const size_t n = std::min(kPassChunk, f.bytes - (size_t)t * kPassChunk);
-        for (size_t i = 0; i < n; i++) b[i] ^= 0x80;
-        return 0;
-    };
-    halide_do_par_for(nullptr, task, 0, (int)((bytes + kPassChunk - 1) / kPassChunk), reinterpret_cast<uint8_t *>(&f));
+    run_slices(pass_tasks(bytes), (int64_t)bytes, [&](int64_t begin, int64_t n) {
+        for (int64_t i = begin; i < begin + n; i++) x[i] ^= 0x80;
+    });
 }
 
-// d[i] = s[i] - zp as i16 (s u8, or i8 where `signed_src`), in parallel chunks: the pair kernels'
-// copy from its staging bytes.
+// d[i] = s[i] - zp as i16 (s u8, or i8 where `signed_src`): the pair kernels' copy from its
+// staging bytes.
 void widen_less_zero_point(const uint8_t *s, int16_t *d, size_t count, bool signed_src, int32_t zp) {
-    struct Widen {
-        const uint8_t *s;
-        int16_t *d;
-        size_t count;
-        bool signed_src;
-        int32_t zp;
-    } w{s, d, count, signed_src, zp};
-    auto task = [](void *, int t, uint8_t *closure) -> int {
-        const Widen &w = *reinterpret_cast<const Widen *>(closure);
-        const size_t at = (size_t)t * kPassChunk, n = std::min(kPassChunk, w.count - at);
-        const uint8_t *s = w.s + at;
-        int16_t *d = w.d + at;
-        if (w.signed_src) {
-            for (size_t i = 0; i < n; i++) d[i] = (int16_t)((int8_t)s[i] - w.zp);
+    run_slices(pass_tasks(count), (int64_t)count, [&](int64_t begin, int64_t n) {
+        if (signed_src) {
+            for (int64_t i = begin; i < begin + n; i++) d[i] = (int16_t)((int8_t)s[i] - zp);
         } else {
-            for (size_t i = 0; i < n; i++) d[i] = (int16_t)(s[i] - w.zp);
+            for (int64_t i = begin; i < begin + n; i++) d[i] = (int16_t)(s[i] - zp);
         }
-        return 0;
-    };
-    halide_do_par_for(nullptr, task, 0, (int)((count + kPassChunk - 1) / kPassChunk), reinterpret_cast<uint8_t *>(&w));
+    });
 }
 
 }  // namespace
