@@ -88,6 +88,11 @@ protected:
     Halide::GeneratorInput<Halide::Buffer<>> *input = nullptr;
     Halide::GeneratorInput<Halide::Buffer<>> *filter = nullptr;
     Halide::GeneratorOutput<Halide::Buffer<>> *output = nullptr;
+    // The store's epilogue (conv_stages.h, StoreEpilogue): the bias [co, g] in the accumulator's
+    // type and the post-op slot. Every kernel has them, after the filter, so that each family
+    // keeps one C signature; integer and GPU kernels leave them unread.
+    Halide::GeneratorInput<Halide::Buffer<>> *bias = nullptr;
+    Halide::GeneratorInput<float> *post_alpha = nullptr, *post_lo = nullptr, *post_hi = nullptr;
 
     Halide::Type storage() const { return storage_type(dtype); }
     Layout data_layout() const { return parse_layout(layout); }
@@ -116,7 +121,29 @@ protected:
         const int d = rank;
         input = this->template add_input<Halide::Buffer<>>("input", storage(), d + 3);
         filter = this->template add_input<Halide::Buffer<>>("filter", storage(), d + 3);
+        add_epilogue_inputs();
         output = this->template add_output<Halide::Buffer<>>("output", storage(), d + 3);
+    }
+
+    // The epilogue's inputs, added right after the filter.
+    void add_epilogue_inputs() {
+        const Halide::Type t = storage().is_float() ? accumulator_type(storage()) : Halide::Float(32);
+        bias = this->template add_input<Halide::Buffer<>>("bias", t, 2);
+        post_alpha = this->template add_input<float>("post_alpha");
+        post_lo = this->template add_input<float>("post_lo");
+        post_hi = this->template add_input<float>("post_hi");
+    }
+
+    // The value the kernel stores for accumulator value `acc` of output channel (co, g).
+    Halide::Expr stored(const Halide::Expr &acc, const Halide::Expr &co, const Halide::Expr &g) {
+        StoreEpilogue e;
+        if (!this->get_target().has_gpu_feature()) {
+            e.bias = Halide::Func(*bias);
+            e.alpha = *post_alpha;
+            e.lo = *post_lo;
+            e.hi = *post_hi;
+        }
+        return epilogue_store(storage(), acc, e, co, g);
     }
 
     Halide::Func logical_input_of(bool bounded) {
@@ -135,6 +162,12 @@ protected:
         return true;
     }
 
+    // The stored value at the output's pure arguments: the accumulator through the epilogue.
+    Halide::Expr stored_value(const ConvStages &p) {
+        const std::vector<Halide::Var> a = p.acc_args();
+        return stored(p.acc(std::vector<Halide::Expr>(a.begin(), a.end())), p.co, p.g);
+    }
+
     // Defines the output from the algorithm and schedules it. `variants`: conditions under which
     // the schedule is worth specialising as a whole (e.g. unit stride), best first.
     // `dense_groups`: channels-last tiles get their dense-group branch (cpu_channels_last_schedule.h),
@@ -146,7 +179,7 @@ protected:
         const std::vector<Var> args = p.out_args();
         // The Func of an Output<Buffer<>> added with add_output cannot be assigned a whole
         // definition from another Func directly: define it element-wise.
-        (*output)(args) = p.out(args);
+        (*output)(args) = stored_value(p);
         p.out.compute_inline();
         ConvStages s = p;
         s.out = (*output);
@@ -175,6 +208,7 @@ protected:
             input->dim(1).set_stride(1);
             output->dim(0).set_extent(1);
             output->dim(1).set_stride(1);
+            bias->dim(1).set_stride(1);
             filter->dim(0).set_extent(1);
             filter->dim(1).set_extent(1);
             filter->dim(2).set_stride(1);

@@ -29,7 +29,7 @@ public:
         const Func w = logical_filter_of();
         ConvStages p = define_phase_conv(logical_input_of(bounded), w, *filter, Layout::NXC, true, rank, steps, storage());
         const std::vector<Var> args = p.out_args();
-        (*output)(args) = p.out(args);
+        (*output)(args) = stored_value(p);
         p.out.compute_inline();
         p.out = *output;
         // The weights are read through their copy (the schedule's): any packing.

@@ -35,7 +35,7 @@ public:
         ConvStages p = define_phase_conv(group_block_input(*input, rank, b), w.logical, *filter, Layout::NXC, true,
                                          rank, steps, storage());
         const std::vector<Var> args = p.out_args();
-        (*output)(args) = p.out(args);
+        (*output)(args) = stored_value(p);
         p.out.compute_inline();
         p.out = *output;
         // The weights are read through their block-order copy: any packing.

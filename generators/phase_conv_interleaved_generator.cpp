@@ -34,6 +34,7 @@ public:
         const int d = rank;
         input = add_input<Buffer<>>("input", storage(), d + 3);
         filter = add_input<Buffer<>>("filter", storage(), d + 4);
+        add_epilogue_inputs();
         output = add_output<Buffer<>>("output", storage(), d + 4);
     }
 
@@ -47,7 +48,7 @@ public:
         InterleavedStages p = define_interleaved_phase_conv(logical_input_of(false), Func(*filter), *filter, rank, x_stride,
                                                             pad_begin_0, steps, storage(), short_phase);
         const std::vector<Var> args = p.args();
-        (*output)(args) = p.out(args);
+        (*output)(args) = stored(p.acc(std::vector<Expr>(args.begin(), args.end())), p.co, p.g);
         p.out.compute_inline();
         p.out = *output;
         // Phases side by side, groups of `x_stride` apart: dense rows the schedule stores with

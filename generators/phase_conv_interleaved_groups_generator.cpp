@@ -29,6 +29,7 @@ public:
         const int d = rank;
         input = add_input<Buffer<>>("input", storage(), d + 3);
         filter = add_input<Buffer<>>("filter", storage(), d + 4);
+        add_epilogue_inputs();
         output = add_output<Buffer<>>("output", storage(), d + 4);
     }
 
@@ -42,7 +43,7 @@ public:
         InterleavedStages p = define_interleaved_phase_conv(logical_input_of(false), Func(*filter), *filter, rank, x_stride,
                                                             pad_begin_0, steps, storage());
         const std::vector<Var> args = p.args();
-        (*output)(args) = p.out(args);
+        (*output)(args) = stored(p.acc(std::vector<Expr>(args.begin(), args.end())), p.co, p.g);
         p.out.compute_inline();
         p.out = *output;
         // Output [ph, q_0 .. q_{D-1}, co, g, n] and filter [j, ph, k_1 .. k_{D-1}, co, ci, g] as the
@@ -54,6 +55,7 @@ public:
         output->dim(rank + 1).set_min(0);
         output->dim(rank + 1).set_extent(1);
         output->dim(rank + 2).set_stride(1);
+        bias->dim(1).set_stride(1);
         input->dim(0).set_extent(1);
         input->dim(1).set_stride(1);
         filter->dim(0).set_stride(Expr());

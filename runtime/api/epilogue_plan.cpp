@@ -10,6 +10,7 @@
 // the i32 one (i64 accumulation), else the f64 one.
 #include "api/plan_internals.h"
 #include "cpu/epilogue_pass.h"
+#include "cpu/fused_epilogue.h"
 #include "dispatch/implementations.h"
 #include "kernels/half_conversion.h"
 #include "kernels/halide_glue.h"
@@ -248,7 +249,22 @@ Plan Plan::create(Op op, const DataTypes &types, const std::vector<int64_t> &inp
                                     "f64 kernels, and this build runs neither for the layer: ") + why);
         }
     } else {
-        impl->acc_plan = plain(types.src == DType::f64 ? DType::f64 : DType::f32);
+        // A bias and a relu, clip or bounded_relu list: in the kernels' store, on the plan of the
+        // layer's own dtype (16-bit layers round once there), where its executor stores it.
+        float alpha, lo, hi;
+        if (epilogue.scale_mode == ScaleMode::none && detail::fold_store_post_ops(epilogue.post_ops, alpha, lo, hi)) {
+            std::shared_ptr<const Impl> own = plain(types.src);
+            // (The executors that store it: cpu_executor.cpp and batch_rows_executor.cpp.)
+            const std::string chain = detail::implementation_chain(*own);
+            const auto ends_with = [&chain](const std::string &last) {
+                return chain.size() >= last.size() && chain.compare(chain.size() - last.size(), last.size(), last) == 0;
+            };
+            if (ends_with("phase_kernels") || ends_with("batch_rows")) {
+                impl->acc_plan = own;
+                impl->store_fused = true;
+            }
+        }
+        if (!impl->acc_plan) impl->acc_plan = plain(types.src == DType::f64 ? DType::f64 : DType::f32);
     }
     const Impl &acc = *impl->acc_plan;
     impl->macs = acc.macs;
@@ -309,6 +325,30 @@ detail::QuantDotsStore dots_store(const Plan::Impl &p, const detail::EpilogueVal
         s.dst_zero_point = (float)p.epilogue.dst_zero_point;
     }
     return s;
+}
+
+// The store epilogue of one run of a float plan: the bias in the accumulator's type (f64 for
+// f64 layers, f32 otherwise; every allowed bias dtype converts exactly) and the folded slot.
+detail::KernelEpilogue kernel_epilogue(const Plan::Impl &p, const detail::EpilogueValues &ev) {
+    detail::KernelEpilogue e;
+    const int64_t count = output_channels(p);
+    e.acc = p.dtype == DType::f64 ? DType::f64 : DType::f32;
+    e.c_out = p.geo.c_out;
+    e.bias.assign((size_t)count * dtype_size(e.acc), 0);
+    detail::fold_store_post_ops(p.epilogue.post_ops, e.alpha, e.lo, e.hi);
+    if (!ev.bias) return e;
+    const DType bt = *p.epilogue.bias;
+    if (e.acc == DType::f64) {
+        double *b = (double *)e.bias.data();
+        for (int64_t c = 0; c < count; c++) {
+            b[c] = bt == DType::f64 ? ((const double *)ev.bias)[c] : (double)((const float *)ev.bias)[c];
+        }
+    } else if (bt == DType::f32) {
+        std::memcpy(e.bias.data(), ev.bias, (size_t)count * sizeof(float));
+    } else {
+        detail::half_row_to_f32(bt, (const uint16_t *)ev.bias, 1, (float *)e.bias.data(), count);
+    }
+    return e;
 }
 
 // A channels-last tensor of `ck` channels per group ([N, Y.., G*ck], dense) seen in the output's
@@ -404,6 +444,21 @@ void run_with_epilogue(const Plan::Impl &p, const ConstTensorView &input, const 
         after.scale_count = 0;
         after.bias = nullptr;
         detail::apply_epilogue(after, DType::f32, values, v_st, output.data, out_st, out_shape, c_axis);
+        return;
+    }
+    if (p.store_fused) {
+        // The kernels store the epilogue as they write the output.
+        const detail::KernelEpilogue ke = kernel_epilogue(p, ev);
+        detail::FusedEpilogueScope scope(&ke);
+        run_plan(ConstTensorView(input.data, p.dtype, p.input_shape, in_st),
+                 TensorView{output.data, p.dtype, out_shape, out_st});
+        if (scope.taken()) return;
+        // create() chose a plan whose executor stores it: a 16-bit output is rounded already.
+        if (acc.dtype != DType::f32 && acc.dtype != DType::f64) {
+            throw Error(ErrorKind::Kernel, "the plan's executor did not store its epilogue: " +
+                                               detail::implementation_chain(acc));
+        }
+        detail::apply_epilogue(ev, acc.dtype, output.data, out_st, output.data, out_st, out_shape, c_axis);
         return;
     }
     // f32 and f64 layers without a sum accumulate into the output itself, and the pass runs in

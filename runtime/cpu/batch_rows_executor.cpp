@@ -3,6 +3,7 @@
 #include "cpu/bordered_input.h"
 #include "cpu/cpu_executor.h"
 #include "kernels/kernel_call.h"
+#include "cpu/fused_epilogue.h"
 #include "cpu/phase_kernel_calls.h"
 #include "kernels/tensor_copy.h"
 
@@ -18,6 +19,9 @@ void run_batch_rows(const Plan::Impl &p, const ConstTensorView &input, const std
     const OpGeometry &geo = p.geo;
     const int rank = geo.rank, kernel_rank = rank + 1, dims = kernel_rank + 3;
     const size_t elem = dtype_size(p.dtype);
+    // Every output goes through a kernel's store or fill_tapless_view: it stores the epilogue a
+    // plan with one offers (cpu/fused_epilogue.h).
+    const KernelEpilogue *const fused = take_fused_epilogue();
     // The batch-rows strides of a [N, X.., C] shape, and its element count.
     auto rows_strides = [&](const std::vector<int64_t> &shape, int64_t &count) {
         std::vector<int64_t> st(shape.size());
@@ -85,14 +89,9 @@ void run_batch_rows(const Plan::Impl &p, const ConstTensorView &input, const std
         uint8_t *out_base = out_rows.data() + out_off * (int64_t)elem;
         if (has_taps) {
             call_phase_kernel_rows(p, row_tile, 2, p.batch_rows_kernel, packed, steps, kernel_rank, in_rows.data(), w_off,
-                                   out_base, 1, in_dims, w_dims, out_dims);
+                                   out_base, 1, in_dims, w_dims, out_dims, CallEpilogue{fused, 0});
         } else {
-            std::vector<int64_t> ext, st;
-            for (int d = 0; d < dims; d++) {
-                ext.push_back(out_dims[d].extent);
-                st.push_back(out_dims[d].stride);
-            }
-            zero_fill(out_base, elem, ext, st);
+            fill_tapless_view(fused, p.dtype, out_base, out_dims, dims, 0, 1, 0, 0);
         }
     });
     copy_tensor(out_rows.data(), out_rows_st, (uint8_t *)output.data, out_st, p.info.output_shape, elem);

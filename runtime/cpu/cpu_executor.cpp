@@ -8,6 +8,7 @@
 #include "kernels/cpu_thread_pool.h"
 #include "kernels/kernel_call.h"
 #include "cpu/phase_kernel_calls.h"
+#include "cpu/fused_epilogue.h"
 #include "cpu/phase_tasks.h"
 #include "kernels/tensor_copy.h"
 #include "cpu/winograd_executor.h"
@@ -56,6 +57,9 @@ void run_phase_kernels(const Plan::Impl &p, const ConstTensorView &input, std::v
     const OpGeometry &geo = p.geo;
     const int rank = geo.rank;
     const DataFormat fmt = geo.data_format;
+    // Every output this executor writes goes through a kernel's store or fill_tapless_view, so
+    // it stores the epilogue a plan with one offers.
+    const KernelEpilogue *const fused = take_fused_epilogue();
 
     // The kernels read the innermost data axis densely (x_D, or C under NXC): a view that is
     // not is repacked, into the zero-bordered copy when the layer reads one (any layout: the
@@ -142,8 +146,9 @@ void run_phase_kernels(const Plan::Impl &p, const ConstTensorView &input, std::v
         }
         KernelBuffers b(p.dtype, dims, (const uint8_t *)in_data, packed.data.data(), out_data, layer_in_dims,
                         layer_w_dims, layer_out_dims);
-        const int rc = p.kernel->as<GroupConvKernelFn>()(strides[0], strides[1], strides[2], dilations[0],
-                                                                 dilations[1], dilations[2], &b.in, &b.w, &b.out);
+        KernelEpilogueArgs e(fused, p.dtype, layer_out_dims[dd(rank)], layer_out_dims[dd(rank + 1)], 0, 0);
+        const int rc = p.kernel->as<GroupConvKernelFn>()(strides[0], strides[1], strides[2], dilations[0], dilations[1],
+                                                         dilations[2], &b.in, &b.w, &e.bias, e.alpha, e.lo, e.hi, &b.out);
         if (rc != 0) fail_kernel(p.kernel, rc);
     } else {
         // The interleaved kernel serves the innermost axis's groups of s outputs (every phase at
@@ -187,14 +192,21 @@ void run_phase_kernels(const Plan::Impl &p, const ConstTensorView &input, std::v
             slice_out_dims[dd(rank)].stride = (int32_t)out_c_stride;
             slice_out_dims[dd(rank + 1)].stride = (int32_t)(geo.c_out * out_c_stride);
             const int64_t w_shift = g0 * packed.g, iw_shift = g0 * iw.g;
+            const CallEpilogue epi{fused, g0};
+            // Outputs no tap reaches (the slice's channel axes at dims dd(rank), dd(rank + 1)).
+            const auto fill_tapless = [&](uint8_t *base, const halide_dimension_t *fill_dims, int64_t copies = 1,
+                                          int64_t step = 0) {
+                fill_tapless_view(fused, p.dtype, base, fill_dims, dims, dd(rank), dd(rank + 1), 0, g0, copies, step);
+            };
             if (p.zero_first) {
                 // This call's whole output (images x groups x channels x rows), densely.
-                std::vector<int64_t> ext = {nn, gn, geo.c_out}, st = {out_nc[0], geo.c_out * out_c_stride, out_c_stride};
+                halide_dimension_t all[6];
+                std::copy(slice_out_dims, slice_out_dims + dims, all);
                 for (int i = 0; i < rank; i++) {
-                    ext.push_back(slab && i == 0 ? slab->y1 - slab->y0 : p.out_spatial[i]);
-                    st.push_back(out_nc[2 + i]);
+                    const int64_t rows = slab && i == 0 ? slab->y1 - slab->y0 : p.out_spatial[i];
+                    set_dim(all[dd(rank - 1 - i)], 0, rows, out_nc[2 + i]);
                 }
-                zero_fill(out_root + out_shift * (int64_t)elem, elem, ext, st);
+                fill_tapless(out_root + out_shift * (int64_t)elem, all);
             }
             std::vector<size_t> counts(rank);
             for (int i = 0; i < rank; i++) counts[i] = entries(i);
@@ -278,7 +290,7 @@ void run_phase_kernels(const Plan::Impl &p, const ConstTensorView &input, std::v
                 } else if (!has_taps) {
                     if (p.zero_first) return;  // zeroed above
                     // Under interleaving, every phase of every group.
-                    zero_fill_view(out_base, elem, out_dims, dims, interleaved_call ? s_in : 1, x_step);
+                    fill_tapless(out_base, out_dims, interleaved_call ? s_in : 1, x_step);
                 } else if (interleaved_call) {
                     // [ph, q, outer axes.., co, g, n] and [j, ph, outer taps.., co, ci, g], whatever the
                     // layout (the group-vectorized kernel's groups are dense instead of its phases).
@@ -349,13 +361,14 @@ void run_phase_kernels(const Plan::Impl &p, const ConstTensorView &input, std::v
                         KernelBuffers b(p.dtype, dims + 1, part_in, iw.data.data() + (iw_off + iw_shift) * (int64_t)elem,
                                         out_base + q0 * s_in * x_step * (int64_t)elem, id, iw_dims, io_dims);
                         b.in.dimensions = dims;
-                        const int rc = k->as<InterleavedKernelFn>()((int32_t)(pad - pad_rest * s_in),
-                                                                            steps[1], steps[2], &b.in, &b.w, &b.out);
+                        KernelEpilogueArgs e(fused, p.dtype, io_dims[rank + 1], io_dims[rank + 2], 0, g0);  // (logical order)
+                        const int rc = k->as<InterleavedKernelFn>()((int32_t)(pad - pad_rest * s_in), steps[1], steps[2],
+                                                                    &b.in, &b.w, &e.bias, e.alpha, e.lo, e.hi, &b.out);
                         if (rc != 0) fail_kernel(k, rc);
                     }
                 } else if (transposed_tail) {
                     call_phase_kernel_transposed(p, kernel, packed, steps, in_base, w_off + w_shift, out_base, out_c_stride,
-                                                 in_dims, w_dims, out_dims);
+                                                 in_dims, w_dims, out_dims, epi);
                 } else {
                     // Tap windows of the outer axes (windows_axis): an odometer over every windowed
                     // axis's windows, the middle combination (every axis's full-tap window) first.
@@ -372,15 +385,15 @@ void run_phase_kernels(const Plan::Impl &p, const ConstTensorView &input, std::v
                     const auto call = [&](int64_t w_at, uint8_t *ob, const halide_dimension_t *id,
                                           const halide_dimension_t *wd, const halide_dimension_t *od) {
                         if (p.flat_rows) {
-                            call_flat_rows(p, kernel, packed, steps, in_base, w_at, ob, id, wd, od);
+                            call_flat_rows(p, kernel, packed, steps, in_base, w_at, ob, id, wd, od, epi);
                         } else {
                             call_phase_kernel_rows(p, row_tile, dd(0), kernel, packed, steps, rank, in_base, w_at, ob,
-                                                   out_c_stride, id, wd, od);
+                                                   out_c_stride, id, wd, od, epi);
                         }
                     };
                     if (!windowed && p.in_place_edges && kernel == p.kernel && rank == 1 && slab == nullptr) {
                         call_phase_kernel_edges(p, row_tile, dd(0), axes[0], geo.in_spatial[0], packed, steps, in_base,
-                                                w_off + w_shift, out_base, out_c_stride, in_dims, w_dims, out_dims);
+                                                w_off + w_shift, out_base, out_c_stride, in_dims, w_dims, out_dims, epi);
                         return;
                     }
                     if (!windowed) {
@@ -412,7 +425,7 @@ void run_phase_kernels(const Plan::Impl &p, const ConstTensorView &input, std::v
                         if (taps) {
                             call(w_off + w_shift + k_shift, ob, id, wd, od);
                         } else if (!p.zero_first) {
-                            zero_fill_view(ob, elem, od, dims);
+                            fill_tapless(ob, od);
                         }
                     };
                     std::vector<size_t> middle(rank - 1, 0);

@@ -4,6 +4,7 @@
 // and with a 1D row's ends on the bounded kernel (call_phase_kernel_edges). The executors
 // (cpu_executor.cpp, batch_rows_executor.cpp) decide which call a phase takes.
 #include "cpu/phase_kernel_calls.h"
+#include "cpu/fused_epilogue.h"
 
 #include "kernels/cpu_thread_pool.h"
 #include "kernels/kernel_call.h"
@@ -50,7 +51,8 @@ int64_t exact_row_head(const Plan::Impl &p, int64_t width, int64_t q_tile) {
 void call_phase_kernel(const Plan::Impl &p, const KernelEntry *kernel, const FilterPacking &packed,
                        const int32_t steps[3], int kernel_rank, const uint8_t *in_base, int64_t w_off,
                        uint8_t *out_base, int64_t out_c_stride, const halide_dimension_t *in_dims,
-                       const halide_dimension_t *w_dims, const halide_dimension_t *out_dims) {
+                       const halide_dimension_t *w_dims, const halide_dimension_t *out_dims,
+                       const CallEpilogue &epi) {
     const int dims = kernel_rank + 3;
     const int64_t elem = (int64_t)dtype_size(p.dtype);
     const int64_t bc = packed.block ? packed.block_channels : p.geo.c_out;
@@ -66,7 +68,10 @@ void call_phase_kernel(const Plan::Impl &p, const KernelEntry *kernel, const Fil
         }
         KernelBuffers b(p.dtype, dims, in_base, packed.data.data() + ((c0 / bc) * packed.block + w_off) * elem,
                         out_base + c0 * out_c_stride * elem, id, wd, od);
-        const int rc = kernel->as<PhaseKernelFn>()(steps[0], steps[1], steps[2], &b.in, &b.w, &b.out);
+        const int c_dim = data_dim(p.geo.data_format, kernel_rank, kernel_rank);
+        KernelEpilogueArgs e(epi.e, p.dtype, od[c_dim], od[c_dim + 1], c0, epi.g0);
+        const int rc = kernel->as<PhaseKernelFn>()(steps[0], steps[1], steps[2], &b.in, &b.w, &e.bias, e.alpha, e.lo,
+                                                   e.hi, &b.out);
         if (rc != 0) fail_kernel(kernel, rc);
     }
 }
@@ -81,7 +86,8 @@ void call_phase_kernel(const Plan::Impl &p, const KernelEntry *kernel, const Fil
 void call_flat_rows(const Plan::Impl &p, const KernelEntry *kernel, const FilterPacking &packed,
                     const int32_t steps[3], const uint8_t *in_base, int64_t w_off, uint8_t *out_base,
                     const halide_dimension_t *in_dims, const halide_dimension_t *w_dims,
-                    const halide_dimension_t *out_dims) {
+                    const halide_dimension_t *out_dims,
+                       const CallEpilogue &epi) {
     const int rank = p.geo.rank, dims = rank + 3;
     const int64_t elem = (int64_t)dtype_size(p.dtype);
     const auto dd = [&](int logical) { return data_dim(DataFormat::NCX, rank, logical); };
@@ -101,7 +107,7 @@ void call_flat_rows(const Plan::Impl &p, const KernelEntry *kernel, const Filter
     }
     BufferPool::Lease scratch = p.slab_pool.take((size_t)(stride * elem));
     call_phase_kernel(p, kernel, packed, steps, rank, in_base, w_off, scratch.data(), od[dd(rank)].stride, id, w_dims,
-                      od);
+                      od, epi);
     // The scratch's rows (at the pitch) into the output's.
     std::vector<int64_t> shape, from, to;
     for (int h = 0; h < dims; h++) {
@@ -120,7 +126,8 @@ void call_flat_rows(const Plan::Impl &p, const KernelEntry *kernel, const Filter
 void call_phase_kernel_transposed(const Plan::Impl &p, const KernelEntry *kernel, const FilterPacking &packed,
                                   const int32_t steps[3], const uint8_t *in_base, int64_t w_off, uint8_t *out_base,
                                   int64_t out_c_stride, const halide_dimension_t *in_dims,
-                                  const halide_dimension_t *w_dims, const halide_dimension_t *out_dims) {
+                                  const halide_dimension_t *w_dims, const halide_dimension_t *out_dims,
+                       const CallEpilogue &epi) {
     // NCX rank 2: data [x, y, c, g, n], filter [kx, ky, co, ci, g] (kernel_call.h).
     const int64_t elem = (int64_t)dtype_size(p.dtype);
     const halide_dimension_t &x = in_dims[0], &y = in_dims[1];
@@ -132,7 +139,7 @@ void call_phase_kernel_transposed(const Plan::Impl &p, const KernelEntry *kernel
         // No column inside the buffer (interleaved rows read a copy or an input that holds every
         // read, so not met there): the plain call, whose kernel writes the column's zeros.
         call_phase_kernel(p, kernel, packed, steps, 2, in_base, w_off, out_base, out_c_stride, in_dims, w_dims,
-                          out_dims);
+                          out_dims, epi);
         return;
     }
     const int64_t cols = x_hi - x_lo, rows = y.extent;
@@ -156,7 +163,7 @@ void call_phase_kernel_transposed(const Plan::Impl &p, const KernelEntry *kernel
     std::swap(wd[0], wd[1]);
     std::swap(od[0], od[1]);
     const int32_t swapped[3] = {steps[1], steps[0], steps[2]};
-    call_phase_kernel(p, kernel, packed, swapped, 2, window.data(), w_off, out_base, out_c_stride, id, wd, od);
+    call_phase_kernel(p, kernel, packed, swapped, 2, window.data(), w_off, out_base, out_c_stride, id, wd, od, epi);
 }
 
 int64_t channels_last_row_tile(const Plan::Impl &p) {
@@ -171,11 +178,12 @@ int64_t channels_last_row_tile(const Plan::Impl &p) {
 void call_phase_kernel_rows(const Plan::Impl &p, int64_t row_tile, int x, const KernelEntry *kernel,
                             const FilterPacking &packed, const int32_t steps[3], int kernel_rank, const uint8_t *in_base,
                             int64_t w_off, uint8_t *out_base, int64_t out_c_stride, const halide_dimension_t *in_dims,
-                            const halide_dimension_t *w_dims, const halide_dimension_t *out_dims) {
+                            const halide_dimension_t *w_dims, const halide_dimension_t *out_dims,
+                       const CallEpilogue &epi) {
     const int64_t head = exact_row_head(p, out_dims[x].extent, row_tile);
     if (head == 0) {
         call_phase_kernel(p, kernel, packed, steps, kernel_rank, in_base, w_off, out_base, out_c_stride, in_dims, w_dims,
-                          out_dims);
+                          out_dims, epi);
         return;
     }
     const int dims = kernel_rank + 3;
@@ -183,11 +191,11 @@ void call_phase_kernel_rows(const Plan::Impl &p, int64_t row_tile, int x, const 
     std::copy(in_dims, in_dims + dims, id);
     std::copy(out_dims, out_dims + dims, od);
     od[x].extent = (int32_t)head;
-    call_phase_kernel(p, kernel, packed, steps, kernel_rank, in_base, w_off, out_base, out_c_stride, id, w_dims, od);
+    call_phase_kernel(p, kernel, packed, steps, kernel_rank, in_base, w_off, out_base, out_c_stride, id, w_dims, od, epi);
     od[x].extent = out_dims[x].extent - (int32_t)head;
     id[x].min -= (int32_t)head;
     call_phase_kernel(p, kernel, packed, steps, kernel_rank, in_base, w_off,
-                      out_base + head * out_dims[x].stride * (int64_t)dtype_size(p.dtype), out_c_stride, id, w_dims, od);
+                      out_base + head * out_dims[x].stride * (int64_t)dtype_size(p.dtype), out_c_stride, id, w_dims, od, epi);
 }
 
 // A 1D phase of a layer that reads its input in place (Plan::Impl::in_place_edges): its outputs
@@ -198,7 +206,8 @@ void call_phase_kernel_rows(const Plan::Impl &p, int64_t row_tile, int x, const 
 void call_phase_kernel_edges(const Plan::Impl &p, int64_t row_tile, int x, const AxisPhase &a, int64_t in_size,
                              const FilterPacking &packed, const int32_t steps[3], const uint8_t *in_base, int64_t w_off,
                              uint8_t *out_base, int64_t out_c_stride, const halide_dimension_t *in_dims,
-                             const halide_dimension_t *w_dims, const halide_dimension_t *out_dims) {
+                             const halide_dimension_t *w_dims, const halide_dimension_t *out_dims,
+                       const CallEpilogue &epi) {
     const int64_t n = out_dims[x].extent;
     const int64_t q_lo = std::clamp<int64_t>((a.tap_count - 1) * a.in_step - a.in_offset, 0, n);
     const int64_t q_hi = std::clamp<int64_t>(in_size - a.in_offset, q_lo, n);
@@ -213,11 +222,11 @@ void call_phase_kernel_edges(const Plan::Impl &p, int64_t row_tile, int x, const
         uint8_t *ob = out_base + q0 * out_dims[x].stride * (int64_t)dtype_size(p.dtype);
         if (inside) {
             call_phase_kernel_rows(p, row_tile, x, p.interior_kernel, packed, steps, kernel_rank, in_base, w_off, ob,
-                                   out_c_stride, id, w_dims, od);
+                                   out_c_stride, id, w_dims, od, epi);
         } else {
             // A few outputs: on this thread alone, no hand-off to the pool.
             const SerialLoops serial(true);
-            call_phase_kernel(p, p.kernel, packed, steps, kernel_rank, in_base, w_off, ob, out_c_stride, id, w_dims, od);
+            call_phase_kernel(p, p.kernel, packed, steps, kernel_rank, in_base, w_off, ob, out_c_stride, id, w_dims, od, epi);
         }
     };
     part(0, q_lo, false);

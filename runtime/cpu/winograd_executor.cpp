@@ -3,6 +3,7 @@
 #include "kernels/buffer_pool.h"
 #include "layer/checked_math.h"
 #include "kernels/kernel_call.h"
+#include "kernels/kernel_epilogue.h"
 #include "layer/messages.h"
 #include "kernels/tensor_copy.h"
 #include "plan/thresholds.h"
@@ -435,7 +436,9 @@ void multiply_tiles(const WinogradRun &run, int64_t phase, int64_t positions) {
     set_dim(po[3], 0, 1, positions * groups * Co);
     const uint8_t *w = run.packed.data.data() + phase * groups * Ci * Co * elem;
     KernelBuffers b(DType::f32, 4, run.tiles, w, run.products, pi, pw, po);
-    const int rc = p.winograd.products->as<PhaseKernelFn>()(1, 1, 1, &b.in, &b.w, &b.out);
+    // The products are transformed sums: no epilogue (this implementation leaves it to the pass).
+    KernelEpilogueArgs e(nullptr, DType::f32, po[0], po[1], 0, 0);
+    const int rc = p.winograd.products->as<PhaseKernelFn>()(1, 1, 1, &b.in, &b.w, &e.bias, e.alpha, e.lo, e.hi, &b.out);
     if (rc != 0) fail_kernel(p.winograd.products, rc);
 }
 

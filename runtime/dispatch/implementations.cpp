@@ -105,6 +105,10 @@ std::string describe_execution(const Plan::Impl &p) {
                " channels-last copy" + (p.quant_dots_fused ? ", the epilogue in its store" : ", then the epilogue pass");
     }
     if (p.acc_plan) {
+        if (p.store_fused) {
+            return describe_epilogue(p) + "; in the store of the " + dtype_name(p.acc_plan->dtype) +
+                   " plan's kernels: " + describe_execution(*p.acc_plan);
+        }
         std::string s = describe_epilogue(p) + "; accumulates on the " + dtype_name(p.acc_plan->dtype) + " plan";
         if (p.fast_acc_plan) s += " (the f32 plan where exact for the filter)";
         if (p.quant_dots_kernel && p.acc_plan->dtype == DType::f32) {

@@ -76,6 +76,9 @@ bool tap_rows_class(const Plan::Impl &p, int64_t block);
 // group holds two or more, else `block` or a narrower one whose calls compute a tenth fewer
 // products (AVX-512).
 int64_t narrow_row_channel_block(const Plan::Impl &p, int64_t block);
+// The fraction of the outputs that phases with taps write (kernels below the stride leave the
+// rest zero), leaving out the innermost axis when `all_inner` (impl_layout_twins.cpp).
+double tapped_fraction(const Plan::Impl &p, bool all_inner);
 
 }  // namespace detail
 }  // namespace deconv

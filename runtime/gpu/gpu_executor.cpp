@@ -5,6 +5,7 @@
 #include "layer/checked_math.h"
 #include "kernels/halide_glue.h"
 #include "kernels/kernel_call.h"
+#include "kernels/kernel_epilogue.h"
 #include "kernels/tensor_copy.h"
 
 #include "HalideRuntime.h"
@@ -307,8 +308,11 @@ void run_gpu(const GpuBackend &backend, const Plan::Impl &p, const KernelEntry &
         halide_buffer_t in_buf = device_view(backend, in.base, type, in_dims, dims);
         halide_buffer_t w_buf = device_view(backend, w.base, type, w_dims, dims);
         halide_buffer_t out_buf = device_view(backend, out.base, type, out_dims, dims);
-        const int rc = kernel.as<GroupConvKernelFn>()(strides[0], strides[1], strides[2], dilations[0],
-                                                                 dilations[1], dilations[2], &in_buf, &w_buf, &out_buf);
+        // GPU kernels store no epilogue (conv_stages.h): the identity's arguments.
+        KernelEpilogueArgs e(nullptr, p.dtype, out_dims[dd(rank)], out_dims[dd(rank + 1)], 0, 0);
+        const int rc = kernel.as<GroupConvKernelFn>()(strides[0], strides[1], strides[2], dilations[0], dilations[1],
+                                                      dilations[2], &in_buf, &w_buf, &e.bias, e.alpha, e.lo, e.hi,
+                                                      &out_buf);
         if (rc != 0) fail_gpu(backend, std::string("kernel ") + kernel.name, rc);
     } else {
         std::vector<size_t> counts(rank);
@@ -351,8 +355,9 @@ void run_gpu(const GpuBackend &backend, const Plan::Impl &p, const KernelEntry &
                 halide_buffer_t in_buf = device_view(backend, in.base, type, in_dims, dims);
                 halide_buffer_t w_buf = device_view(backend, views.at(w.base, w_off * (int64_t)elem), type, w_dims, dims);
                 halide_buffer_t out_buf = device_view(backend, views.at(out.base, out_bytes), type, out_dims, dims);
-                const int rc = kernel.as<PhaseKernelFn>()(steps[0], steps[1], steps[2], &in_buf, &w_buf,
-                                                                     &out_buf);
+                KernelEpilogueArgs e(nullptr, p.dtype, out_dims[dd(rank)], out_dims[dd(rank + 1)], 0, 0);
+                const int rc = kernel.as<PhaseKernelFn>()(steps[0], steps[1], steps[2], &in_buf, &w_buf, &e.bias,
+                                                          e.alpha, e.lo, e.hi, &out_buf);
                 if (rc != 0) fail_gpu(backend, std::string("kernel ") + kernel.name, rc);
             }
         });

@@ -162,6 +162,10 @@ struct Plan::Impl : detail::ResolvedLayer, detail::CpuConf {
     // dst with the whole epilogue, else f32 values that the epilogue pass finishes.
     const detail::KernelEntry *quant_dots_kernel = nullptr;
     bool quant_dots_fused = false;
+    // Float layers with an epilogue the kernels' store runs (cpu/fused_epilogue.h): a bias and a
+    // relu, clip or bounded_relu list, no scales, no sum, on a plan whose executor stores it.
+    // Then `acc_plan` is the plain plan of the layer's own dtype, and no pass runs.
+    bool store_fused = false;
     int quant_dots_group = 0;  // input channels per dot product: 4 (quads) or 2 (i16 pairs)
     bool quant_dots_signed = false;  // quads of i8 data (sdot) rather than u8 (vpdpbusd)
     // Channels-first backprop layers with many output channels: the same layer on channels-last

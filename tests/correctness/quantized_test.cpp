@@ -1310,16 +1310,18 @@ TEST(QuantizedRunArgs, PackedFilterServesManyRuns) {
 struct FloatCase {
     DType t, bias;
     std::vector<PostOp> post_ops;
-    std::string geo;
+    Geometry geo;
     DataFormat format;
     uint32_t seed;
+    // The plan must store the epilogue in its kernels (describe() says so), not in a pass.
+    bool in_store = false;
 };
 
 void check_float_case(const FloatCase &f, int *ran) {
-    const Geometry &g = geometry(f.geo);
+    const Geometry &g = f.geo;
     const auto rt = deconv_test::to_ref(f.t);
     SCOPED_TRACE(std::string(deconv_test::dt_str(f.t)) + " bias " + deconv_test::dt_str(f.bias) + " post_ops " +
-                 std::to_string(f.post_ops.size()) + " " + f.geo + (f.format == DataFormat::NXC ? " nxc" : " ncx"));
+                 std::to_string(f.post_ops.size()) + " " + g.name + (f.format == DataFormat::NXC ? " nxc" : " ncx"));
     std::mt19937 rng(f.seed);
     std::uniform_real_distribution<double> u(-2.0, 2.0);
     const auto p = ref_problem(g);
@@ -1351,6 +1353,7 @@ void check_float_case(const FloatCase &f, int *ran) {
     } catch (const deconv::Error &err) {
         FAIL() << "deconv::Error: " << err.what();
     }
+    if (f.in_store) EXPECT_THAT(plan->describe(), HasSubstr("in the store of the"));
     Buffer bx(f.t, deconv_test::shape_in(f.format, g.in_shape)), bw(f.t, g.w_shape),
         by(f.t, deconv_test::shape_in(f.format, oshape)), bb(f.bias, {C});
     const auto xv = f.format == DataFormat::NXC ? deconv_test::ncx_to_nxc(x, g.in_shape) : x;
@@ -1418,7 +1421,7 @@ TEST(FloatLayerBias, MatchesPlainLayerPlusBias) {
                     seed++;
                     continue;
                 }
-                check_float_case(FloatCase{f.t, f.bias, {}, gname, fmt, seed++}, &ran);
+                check_float_case(FloatCase{f.t, f.bias, {}, geometry(gname), fmt, seed++}, &ran);
             }
     EXPECT_EQ(ran + skipped, 36);
     EXPECT_GT(ran, 0);
@@ -1435,10 +1438,87 @@ TEST(FloatLayerBias, WithPostOps) {
                 skipped++;
                 continue;
             }
-            check_float_case(FloatCase{t, t, ops, "r2_k3s2d2_op1", fmt, seed++}, &ran);
+            check_float_case(FloatCase{t, t, ops, geometry("r2_k3s2d2_op1"), fmt, seed++}, &ran);
         }
     EXPECT_EQ(ran + skipped, 8);
     EXPECT_GT(ran, 0);
+}
+
+// A bias with a relu, clip or bounded_relu list runs in the kernels' store (conv_stages.h,
+// StoreEpilogue): every kernel family a layer class reaches, the fill of phases no tap reaches,
+// and output channel blocks (the bias view moves with each block), in both layouts. The same
+// tolerances as above (the slot's slopes are <= 1).
+TEST(FloatLayerBias, InTheKernelsStore) {
+    const std::vector<Geometry> classes = {
+        // depthwise: the group-vectorized kernels (channels last), interleaved groups
+        {"dw_g16_k4s2p1", true, {1, 16, 5, 19}, {16, 1, 1, 4, 4}, attrs({2, 2}, {1, 1}, {1, 1}), std::nullopt},
+        // few channels per group: the group-block kernels (channels last), a twin (channels first)
+        {"g8_c4_k3s2", true, {1, 32, 7, 7}, {8, 4, 4, 3, 3}, attrs({2, 2}, {0, 0}, {0, 0}), std::nullopt},
+        {"g16_c2_k3s2p1", true, {1, 32, 6, 7}, {16, 2, 2, 3, 3}, attrs({2, 2}, {1, 1}, {1, 1}, {}, {1, 1}), std::nullopt},
+        // 1-3 output channels channels-last: the channel-dot kernels
+        {"c24_to_3_k4s2", false, {1, 24, 5, 6}, {24, 3, 4, 4}, attrs({2, 2}, {1, 1}, {1, 1}), std::nullopt},
+        // wide rows at stride 2: the interleaved kernels (channels first)
+        {"c8_rows40_k4s2", false, {1, 8, 3, 40}, {8, 8, 4, 4}, attrs({2, 2}, {1, 1}, {1, 1}), std::nullopt},
+        // kernel below the stride: phases without taps (their fill, zero_first)
+        {"c6_k1s3", false, {1, 6, 4, 5}, {6, 5, 1, 1}, attrs({3, 3}, {0, 0}, {0, 0}), std::nullopt},
+        {"c6_k2s3_1d", false, {2, 6, 9}, {6, 7, 2}, attrs({3}, {0}, {0}), std::nullopt},
+        // many weights: blocks of output channels
+        {"c256_to_200_k4s2", false, {1, 256, 3, 3}, {256, 200, 4, 4}, attrs({2, 2}, {1, 1}, {1, 1}), std::nullopt},
+        // narrow rows of a wide batch: batch rows (the next rank's kernel over the images)
+        {"n16_c32_to_24_4x4_k4s2", false, {16, 32, 4, 4}, {32, 24, 4, 4}, attrs({2, 2}, {1, 1}, {1, 1}), std::nullopt},
+        // 3D
+        {"r3_c8_k3s2", false, {1, 8, 3, 4, 5}, {8, 12, 3, 3, 3}, attrs({2, 2, 2}, {1, 1, 1}, {1, 1, 1}, {}, {1, 1, 1}),
+         std::nullopt},
+    };
+    const std::vector<std::vector<PostOp>> lists = {
+        {PostOp::eltwise(Eltwise::relu, 0.1f)},
+        {PostOp::eltwise(Eltwise::relu), PostOp::eltwise(Eltwise::clip, -1.0f, 2.5f)},
+        {PostOp::eltwise(Eltwise::bounded_relu, 3.0f)},
+    };
+    int ran = 0, skipped = 0, at = 0;
+    uint32_t seed = 2100;
+    for (DType t : {DType::f32, DType::f16, DType::bf16, DType::f64})
+        for (const Geometry &g : classes)
+            for (DataFormat fmt : {DataFormat::NCX, DataFormat::NXC}) {
+                const int rank = static_cast<int>(g.in_shape.size()) - 2;
+                if (!deconv_test::dtype_built(t) || !deconv_test::rank_built(rank)) {
+                    skipped++;
+                    continue;
+                }
+                const std::vector<PostOp> &ops = lists[static_cast<size_t>(at++) % lists.size()];
+                check_float_case(FloatCase{t, t == DType::f64 ? DType::f64 : DType::f32, ops, g, fmt, seed++, true}, &ran);
+            }
+    EXPECT_EQ(ran + skipped, 4 * 10 * 2);
+    EXPECT_GT(ran, 0);
+}
+
+// The store epilogue keeps a NaN (its selects are the pass's; a max would return the bound) and
+// stores the epilogue of 0, relu(bias), where no tap reaches.
+TEST(FloatLayerBias, StoreKeepsNaNAndFillsTaplessPhases) {
+    // [1, 1, 3] -> kernel 1, stride 2: outputs 0, 2, 4 have a tap, 1 and 3 none.
+    deconv::Attributes a = attrs({2}, {0}, {0});
+    Epilogue e;
+    e.bias = DType::f32;
+    e.post_ops = {PostOp::eltwise(Eltwise::relu, 0.5f), PostOp::eltwise(Eltwise::clip, -10.0f, 10.0f)};
+    const Plan plan = Plan::create(Op::ConvolutionBackpropData, DataTypes{DType::f32, DType::f32, DType::f32},
+                                   {1, 1, 3}, {1, 2, 1}, a, std::nullopt, deconv::ExecOptions{}, e);
+    EXPECT_THAT(plan.describe(), HasSubstr("in the store of the"));
+    const float x[3] = {std::nanf(""), 1.0f, 100.0f}, w[2] = {1.0f, -2.0f}, bias[2] = {-4.0f, 3.0f};
+    float y[2 * 5];
+    RunArgs args;
+    args.bias = bias;
+    plan.run(deconv::ConstTensorView(x, DType::f32, {1, 1, 3}), deconv::ConstTensorView(w, DType::f32, {1, 2, 1}),
+             deconv::TensorView{y, DType::f32, {1, 2, 5}, {}}, args);
+    // channel 0: x - 4; channel 1: -2x + 3; then relu(0.5), clip(-10, 10)
+    EXPECT_TRUE(std::isnan(y[0]));
+    EXPECT_TRUE(std::isnan(y[5]));
+    EXPECT_EQ(y[1], -2.0f);   // tapless: relu(0 - 4) = -2
+    EXPECT_EQ(y[3], -2.0f);
+    EXPECT_EQ(y[6], 3.0f);    // tapless: relu(0 + 3)
+    EXPECT_EQ(y[2], -1.5f);   // relu(1 - 4)
+    EXPECT_EQ(y[7], 1.0f);    // -2 + 3
+    EXPECT_EQ(y[4], 10.0f);   // clip(96)
+    EXPECT_EQ(y[9], -10.0f);  // relu(-197) = -98.5, clip
 }
 
 // ---------------------------------------------------------------- names and accessors
