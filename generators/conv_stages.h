@@ -76,30 +76,33 @@ inline Halide::Expr store_cast(const Halide::Type &t, const Halide::Expr &e) {
     return t.is_float() ? cast(t, e) : saturating_cast(t, e);
 }
 
-// What a kernel stores from its accumulator. Float kernels add the bias of the output channel,
-// then apply one post-op slot, v = min(max(relu_alpha(v), lo), hi) with relu_alpha(v) = v > 0 ?
-// v : alpha * v: a layer's bias and any relu, clip or bounded_relu list that folds into it
-// (runtime/cpu/fused_epilogue.h), in the store, where the epilogue pass read and wrote the whole
-// output a second time (1.36x the plain run in geomean over bench/layers.json, 2.7x on the
-// memory-bound depthwise layers). Every value is a run-time input; a plain run passes the
-// identity (bias 0, alpha 1, lo -inf, hi +inf), which keeps every value, NaN included: the selects
-// are the pass's, in its order. Integer kernels, and GPU kernels, store the accumulator alone.
+// The epilogue of float CPU kernels: a layer's bias and a relu, bounded_relu or clip list that
+// folds into v = min(max(alpha * v, v), hi) with alpha <= 1 (runtime/cpu/fused_epilogue.h), in
+// the kernels themselves, where the epilogue pass read and wrote the whole output a second time
+// (1.38x the plain run in geomean over bench/layers.json, 2.6x on the memory-bound depthwise
+// layers). The bias starts the sum (the accumulator's first value: no instruction of its own),
+// and the slot costs three per stored vector, as a plain run's identity (alpha 1, hi +inf) costs
+// too: the general two-bound slot's six cost the depthwise layers, whose outputs take four
+// products each, 17% of their plain run. Every value is a run-time input. The selects keep a NaN
+// (strict: under Halide's no-NaN arithmetic LLVM makes the bound a plain vminps, which returns the
+// bound for a NaN). Integer and GPU kernels take the inputs and leave them unread.
 struct StoreEpilogue {
     Halide::Func bias;  // [co, g], in the accumulator's type; undefined: none
-    Halide::Expr alpha, lo, hi;
+    Halide::Expr alpha, hi;
 };
 
-inline Halide::Expr epilogue_store(const Halide::Type &storage, const Halide::Expr &acc, const StoreEpilogue &e,
-                                   const Halide::Expr &co, const Halide::Expr &g) {
+// The accumulator's first value: the bias of output channel (co, g), or zero.
+inline Halide::Expr accumulator_start(const Halide::Type &acc_t, const Halide::Func &bias, const Halide::Expr &co,
+                                      const Halide::Expr &g) {
+    return bias.defined() ? Halide::cast(acc_t, bias(co, g)) : Halide::Internal::make_zero(acc_t);
+}
+
+inline Halide::Expr epilogue_store(const Halide::Type &storage, const Halide::Expr &acc, const StoreEpilogue &e) {
     using namespace Halide;
-    if (!storage.is_float() || !e.bias.defined()) return store_cast(storage, acc);
+    if (!storage.is_float() || !e.alpha.defined()) return store_cast(storage, acc);
     const Type t = acc.type();
-    const Expr lo = cast(t, e.lo), hi = cast(t, e.hi);
-    // Strict: Halide's float arithmetic assumes no NaN, under which LLVM turned the bounds'
-    // selects into vmaxps / vminps, which return the bound for a NaN.
-    Expr v = acc + e.bias(co, g);
-    v = select(v > 0, v, v * cast(t, e.alpha));
-    v = select(v < lo, lo, v);
+    const Expr scaled = acc * cast(t, e.alpha), hi = cast(t, e.hi);
+    Expr v = select(scaled > acc, scaled, acc);  // v > 0 ? v : alpha * v, for alpha <= 1
     v = select(hi < v, hi, v);
     return store_cast(storage, strict_float(v));
 }

@@ -104,7 +104,7 @@ inline ConvStages define_correlation(const Halide::Func &input, const Halide::Fu
                                      const Halide::OutputImageParam &filter_param, Layout layout,
                                      bool channel_major, int rank, const Halide::Type &storage,
                                      const std::function<Halide::Expr(int, Halide::Expr, Halide::Expr)> &index,
-                                     bool ci_pairs = false) {
+                                     bool ci_pairs = false, const Halide::Func &bias = Halide::Func()) {
     using namespace Halide;
     ConvStages p;
     p.layout = layout;
@@ -129,7 +129,7 @@ inline ConvStages define_correlation(const Halide::Func &input, const Halide::Fu
     w_idx.insert(w_idx.end(), {p.co, ci, p.g});
 
     const std::vector<Var> acc = p.acc_args(), out = p.out_args();
-    p.acc(acc) = Internal::make_zero(acc_t);
+    p.acc(acc) = accumulator_start(acc_t, bias, p.co, p.g);
     p.acc(acc) += cast(acc_t, input(in_idx)) * cast(acc_t, filter(w_idx));
     p.out(out) = store_cast(storage, p.acc(std::vector<Expr>(acc.begin(), acc.end())));
     return p;

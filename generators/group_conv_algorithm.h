@@ -18,10 +18,11 @@ inline ConvStages define_group_conv(const Halide::Func &input, const Halide::Fun
                                     bool channel_major, int rank,
                                     const std::vector<Halide::Expr> &stride,
                                     const std::vector<Halide::Expr> &dilation, const Halide::Type &storage,
-                                    bool ci_pairs = false) {
+                                    bool ci_pairs = false, const Halide::Func &bias = Halide::Func()) {
     return define_correlation(
         input, filter, filter_param, layout, channel_major, rank, storage,
-        [&](int axis, Halide::Expr q, Halide::Expr j) { return q * stride[axis] + j * dilation[axis]; }, ci_pairs);
+        [&](int axis, Halide::Expr q, Halide::Expr j) { return q * stride[axis] + j * dilation[axis]; }, ci_pairs,
+        bias);
 }
 
 }  // namespace gen

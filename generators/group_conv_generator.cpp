@@ -25,7 +25,7 @@ public:
         s.resize(rank);
         d.resize(rank);
         ConvStages p = define_group_conv(logical_input_of(true), logical_filter_of(), *filter, data_layout(), channel_major(), rank,
-                                         s, d, storage(), pairs());
+                                         s, d, storage(), pairs(), store_bias());
         // Vectorizing output positions needs unit stride for dense input loads: specialise it
         // (other strides gather). Vectorizing channels reads the input by broadcasts, any stride.
         std::vector<Expr> variants;

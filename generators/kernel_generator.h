@@ -88,11 +88,11 @@ protected:
     Halide::GeneratorInput<Halide::Buffer<>> *input = nullptr;
     Halide::GeneratorInput<Halide::Buffer<>> *filter = nullptr;
     Halide::GeneratorOutput<Halide::Buffer<>> *output = nullptr;
-    // The store's epilogue (conv_stages.h, StoreEpilogue): the bias [co, g] in the accumulator's
-    // type and the post-op slot. Every kernel has them, after the filter, so that each family
-    // keeps one C signature; integer and GPU kernels leave them unread.
+    // The epilogue (conv_stages.h, StoreEpilogue): the bias [co, g] in the accumulator's type and
+    // the post-op slot. Every kernel has them, after the filter, so that each family keeps one C
+    // signature; integer and GPU kernels leave them unread.
     Halide::GeneratorInput<Halide::Buffer<>> *bias = nullptr;
-    Halide::GeneratorInput<float> *post_alpha = nullptr, *post_lo = nullptr, *post_hi = nullptr;
+    Halide::GeneratorInput<float> *post_alpha = nullptr, *post_hi = nullptr;
 
     Halide::Type storage() const { return storage_type(dtype); }
     Layout data_layout() const { return parse_layout(layout); }
@@ -130,20 +130,23 @@ protected:
         const Halide::Type t = storage().is_float() ? accumulator_type(storage()) : Halide::Float(32);
         bias = this->template add_input<Halide::Buffer<>>("bias", t, 2);
         post_alpha = this->template add_input<float>("post_alpha");
-        post_lo = this->template add_input<float>("post_lo");
         post_hi = this->template add_input<float>("post_hi");
     }
 
-    // The value the kernel stores for accumulator value `acc` of output channel (co, g).
-    Halide::Expr stored(const Halide::Expr &acc, const Halide::Expr &co, const Halide::Expr &g) {
+    // Whether this kernel runs the epilogue: float data on a CPU.
+    bool has_epilogue() const { return storage().is_float() && !this->get_target().has_gpu_feature(); }
+
+    // The bias the accumulator starts from (the algorithms' `bias`), undefined without an epilogue.
+    Halide::Func store_bias() { return has_epilogue() ? Halide::Func(*bias) : Halide::Func(); }
+
+    // The value the kernel stores for accumulator value `acc` (its bias included).
+    Halide::Expr stored(const Halide::Expr &acc) {
         StoreEpilogue e;
-        if (!this->get_target().has_gpu_feature()) {
-            e.bias = Halide::Func(*bias);
+        if (has_epilogue()) {
             e.alpha = *post_alpha;
-            e.lo = *post_lo;
             e.hi = *post_hi;
         }
-        return epilogue_store(storage(), acc, e, co, g);
+        return epilogue_store(storage(), acc, e);
     }
 
     Halide::Func logical_input_of(bool bounded) {
@@ -165,7 +168,7 @@ protected:
     // The stored value at the output's pure arguments: the accumulator through the epilogue.
     Halide::Expr stored_value(const ConvStages &p) {
         const std::vector<Halide::Var> a = p.acc_args();
-        return stored(p.acc(std::vector<Halide::Expr>(a.begin(), a.end())), p.co, p.g);
+        return stored(p.acc(std::vector<Halide::Expr>(a.begin(), a.end())));
     }
 
     // Defines the output from the algorithm and schedules it. `variants`: conditions under which

@@ -24,10 +24,10 @@ inline ConvStages define_phase_conv(const Halide::Func &input, const Halide::Fun
                                     const Halide::OutputImageParam &filter_param, Layout layout,
                                     bool channel_major, int rank,
                                     const std::vector<Halide::Expr> &in_step, const Halide::Type &storage,
-                                    bool ci_pairs = false) {
+                                    bool ci_pairs = false, const Halide::Func &bias = Halide::Func()) {
     return define_correlation(
         input, filter, filter_param, layout, channel_major, rank, storage,
-        [&](int axis, Halide::Expr q, Halide::Expr j) { return q - j * in_step[axis]; }, ci_pairs);
+        [&](int axis, Halide::Expr q, Halide::Expr j) { return q - j * in_step[axis]; }, ci_pairs, bias);
 }
 
 // The same phase convolution with every stride phase of the innermost axis in one kernel call,
@@ -63,7 +63,8 @@ inline InterleavedStages define_interleaved_phase_conv(const Halide::Func &input
                                                        const Halide::OutputImageParam &filter_param, int rank,
                                                        int stride, const Halide::Expr &pad_begin,
                                                        const std::vector<Halide::Expr> &in_step,
-                                                       const Halide::Type &storage, int short_phase = -1) {
+                                                       const Halide::Type &storage, int short_phase = -1,
+                                                       const Halide::Func &bias = Halide::Func()) {
     using namespace Halide;
     InterleavedStages p;
     p.filter = filter;
@@ -86,7 +87,7 @@ inline InterleavedStages define_interleaved_phase_conv(const Halide::Func &input
     w_idx.insert(w_idx.end(), {p.co, ci, p.g});
 
     const std::vector<Var> a = p.args();
-    p.acc(a) = Internal::make_zero(acc_t);
+    p.acc(a) = accumulator_start(acc_t, bias, p.co, p.g);
     p.acc(a) += cast(acc_t, input(in_idx)) * cast(acc_t, filter(w_idx));
     p.out(a) = store_cast(storage, p.acc(std::vector<Expr>(a.begin(), a.end())));
     return p;

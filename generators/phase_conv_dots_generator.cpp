@@ -27,7 +27,8 @@ public:
         std::vector<Expr> steps = {in_step_0, in_step_1, in_step_2};
         steps.resize(rank);
         const Func w = logical_filter_of();
-        ConvStages p = define_phase_conv(logical_input_of(bounded), w, *filter, Layout::NXC, true, rank, steps, storage());
+        ConvStages p = define_phase_conv(logical_input_of(bounded), w, *filter, Layout::NXC, true, rank, steps, storage(),
+                                         false, store_bias());
         const std::vector<Var> args = p.out_args();
         (*output)(args) = stored_value(p);
         p.out.compute_inline();

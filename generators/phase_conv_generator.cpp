@@ -25,7 +25,7 @@ public:
         std::vector<Expr> steps = {in_step_0, in_step_1, in_step_2};
         steps.resize(rank);
         ConvStages p = define_phase_conv(logical_input_of(bounded), logical_filter_of(), *filter, data_layout(), channel_major(),
-                                         rank, steps, storage(), pairs());
+                                         rank, steps, storage(), pairs(), store_bias());
         finish(p, {}, true, bounded);
     }
 };

@@ -33,7 +33,7 @@ public:
         steps.resize(rank);
         const GroupBlockFilter w = group_block_filter(*filter, rank, b);
         ConvStages p = define_phase_conv(group_block_input(*input, rank, b), w.logical, *filter, Layout::NXC, true,
-                                         rank, steps, storage());
+                                         rank, steps, storage(), false, store_bias());
         const std::vector<Var> args = p.out_args();
         (*output)(args) = stored_value(p);
         p.out.compute_inline();

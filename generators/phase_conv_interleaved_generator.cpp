@@ -46,9 +46,9 @@ public:
         std::vector<Expr> steps = {1, in_step_1, in_step_2};
         steps.resize(rank);
         InterleavedStages p = define_interleaved_phase_conv(logical_input_of(false), Func(*filter), *filter, rank, x_stride,
-                                                            pad_begin_0, steps, storage(), short_phase);
+                                                            pad_begin_0, steps, storage(), short_phase, store_bias());
         const std::vector<Var> args = p.args();
-        (*output)(args) = stored(p.acc(std::vector<Expr>(args.begin(), args.end())), p.co, p.g);
+        (*output)(args) = stored(p.acc(std::vector<Expr>(args.begin(), args.end())));
         p.out.compute_inline();
         p.out = *output;
         // Phases side by side, groups of `x_stride` apart: dense rows the schedule stores with

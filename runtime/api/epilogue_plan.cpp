@@ -249,10 +249,10 @@ Plan Plan::create(Op op, const DataTypes &types, const std::vector<int64_t> &inp
                                     "f64 kernels, and this build runs neither for the layer: ") + why);
         }
     } else {
-        // A bias and a relu, clip or bounded_relu list: in the kernels' store, on the plan of the
+        // A bias and a relu, clip or bounded_relu list: in the kernels, on the plan of the
         // layer's own dtype (16-bit layers round once there), where its executor stores it.
-        float alpha, lo, hi;
-        if (epilogue.scale_mode == ScaleMode::none && detail::fold_store_post_ops(epilogue.post_ops, alpha, lo, hi)) {
+        float alpha, hi;
+        if (epilogue.scale_mode == ScaleMode::none && detail::fold_store_post_ops(epilogue.post_ops, alpha, hi)) {
             std::shared_ptr<const Impl> own = plain(types.src);
             // (The executors that store it: cpu_executor.cpp and batch_rows_executor.cpp.)
             const std::string chain = detail::implementation_chain(*own);
@@ -335,7 +335,7 @@ detail::KernelEpilogue kernel_epilogue(const Plan::Impl &p, const detail::Epilog
     e.acc = p.dtype == DType::f64 ? DType::f64 : DType::f32;
     e.c_out = p.geo.c_out;
     e.bias.assign((size_t)count * dtype_size(e.acc), 0);
-    detail::fold_store_post_ops(p.epilogue.post_ops, e.alpha, e.lo, e.hi);
+    detail::fold_store_post_ops(p.epilogue.post_ops, e.alpha, e.hi);
     if (!ev.bias) return e;
     const DType bt = *p.epilogue.bias;
     if (e.acc == DType::f64) {

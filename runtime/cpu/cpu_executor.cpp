@@ -148,7 +148,7 @@ void run_phase_kernels(const Plan::Impl &p, const ConstTensorView &input, std::v
                         layer_w_dims, layer_out_dims);
         KernelEpilogueArgs e(fused, p.dtype, layer_out_dims[dd(rank)], layer_out_dims[dd(rank + 1)], 0, 0);
         const int rc = p.kernel->as<GroupConvKernelFn>()(strides[0], strides[1], strides[2], dilations[0], dilations[1],
-                                                         dilations[2], &b.in, &b.w, &e.bias, e.alpha, e.lo, e.hi, &b.out);
+                                                         dilations[2], &b.in, &b.w, &e.bias, e.alpha, e.hi, &b.out);
         if (rc != 0) fail_kernel(p.kernel, rc);
     } else {
         // The interleaved kernel serves the innermost axis's groups of s outputs (every phase at
@@ -363,7 +363,7 @@ void run_phase_kernels(const Plan::Impl &p, const ConstTensorView &input, std::v
                         b.in.dimensions = dims;
                         KernelEpilogueArgs e(fused, p.dtype, io_dims[rank + 1], io_dims[rank + 2], 0, g0);  // (logical order)
                         const int rc = k->as<InterleavedKernelFn>()((int32_t)(pad - pad_rest * s_in), steps[1], steps[2],
-                                                                    &b.in, &b.w, &e.bias, e.alpha, e.lo, e.hi, &b.out);
+                                                                    &b.in, &b.w, &e.bias, e.alpha, e.hi, &b.out);
                         if (rc != 0) fail_kernel(k, rc);
                     }
                 } else if (transposed_tail) {

@@ -15,32 +15,35 @@ constexpr float kUnbounded = std::numeric_limits<float>::infinity();
 
 }  // namespace
 
-bool fold_store_post_ops(const std::vector<PostOp> &ops, float &alpha, float &lo, float &hi) {
+bool fold_store_post_ops(const std::vector<PostOp> &ops, float &alpha, float &hi) {
     alpha = 1;
-    lo = -kUnbounded;
     hi = kUnbounded;
-    bool relu = false, clipped = false;
+    bool relu = false;
     for (const PostOp &op : ops) {
         if (op.kind != PostOp::Kind::eltwise) return false;
-        float a, b;
         switch (op.alg) {
         case Eltwise::relu:
-            if (relu || clipped) return false;
+            // max(alpha * v, v) is the relu for slopes up to 1; one relu, before any bound.
+            if (relu || hi != kUnbounded || !(op.alpha <= 1)) return false;
             relu = true;
             alpha = op.alpha;
             continue;
-        case Eltwise::clip: a = op.alpha, b = op.beta; break;
-        case Eltwise::bounded_relu: a = 0, b = op.alpha; break;
+        case Eltwise::clip:
+        case Eltwise::bounded_relu: {
+            // clamp(v, 0, b) is min(relu(v), b); after a relu of slope 0, the same.
+            const float lo = op.alg == Eltwise::clip ? op.alpha : 0.f;
+            const float b = op.alg == Eltwise::clip ? op.beta : op.alpha;
+            if (lo != 0 || !(b >= 0) || (relu && alpha != 0)) return false;
+            relu = true;
+            alpha = 0;
+            hi = std::min(hi, b);
+            continue;
+        }
         case Eltwise::linear:
             if (op.alpha == 1 && op.beta == 0) continue;
             return false;
         default: return false;
         }
-        // clamp(clamp(v, lo, hi), a, b) is clamp(v, max(lo, a), min(hi, b)) where the ranges meet.
-        if (!(a <= b) || std::max(lo, a) > std::min(hi, b)) return false;
-        lo = std::max(lo, a);
-        hi = std::min(hi, b);
-        clipped = true;
     }
     return true;
 }

@@ -17,9 +17,10 @@
 namespace deconv {
 namespace detail {
 
-// The slot a post-op list folds into: at most one relu (any slope) first, then clips and
-// bounded_relus whose ranges intersect; false for any other list (then the pass runs it).
-bool fold_store_post_ops(const std::vector<PostOp> &ops, float &alpha, float &lo, float &hi);
+// The slot a post-op list folds into (kernels/kernel_epilogue.h): a relu of slope alpha <= 1, and
+// bounded_relus and clips from 0, after no relu or one of slope 0, which bound it by hi; false for
+// any other list (then the pass runs it).
+bool fold_store_post_ops(const std::vector<PostOp> &ops, float &alpha, float &hi);
 
 // Offers `e` to the plain plan run inside the scope, on this thread.
 class FusedEpilogueScope {

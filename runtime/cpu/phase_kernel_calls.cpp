@@ -70,8 +70,7 @@ void call_phase_kernel(const Plan::Impl &p, const KernelEntry *kernel, const Fil
                         out_base + c0 * out_c_stride * elem, id, wd, od);
         const int c_dim = data_dim(p.geo.data_format, kernel_rank, kernel_rank);
         KernelEpilogueArgs e(epi.e, p.dtype, od[c_dim], od[c_dim + 1], c0, epi.g0);
-        const int rc = kernel->as<PhaseKernelFn>()(steps[0], steps[1], steps[2], &b.in, &b.w, &e.bias, e.alpha, e.lo,
-                                                   e.hi, &b.out);
+        const int rc = kernel->as<PhaseKernelFn>()(steps[0], steps[1], steps[2], &b.in, &b.w, &e.bias, e.alpha, e.hi, &b.out);
         if (rc != 0) fail_kernel(kernel, rc);
     }
 }

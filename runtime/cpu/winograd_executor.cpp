@@ -438,7 +438,7 @@ void multiply_tiles(const WinogradRun &run, int64_t phase, int64_t positions) {
     KernelBuffers b(DType::f32, 4, run.tiles, w, run.products, pi, pw, po);
     // The products are transformed sums: no epilogue (this implementation leaves it to the pass).
     KernelEpilogueArgs e(nullptr, DType::f32, po[0], po[1], 0, 0);
-    const int rc = p.winograd.products->as<PhaseKernelFn>()(1, 1, 1, &b.in, &b.w, &e.bias, e.alpha, e.lo, e.hi, &b.out);
+    const int rc = p.winograd.products->as<PhaseKernelFn>()(1, 1, 1, &b.in, &b.w, &e.bias, e.alpha, e.hi, &b.out);
     if (rc != 0) fail_kernel(p.winograd.products, rc);
 }
 

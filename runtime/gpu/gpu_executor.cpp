@@ -311,7 +311,7 @@ void run_gpu(const GpuBackend &backend, const Plan::Impl &p, const KernelEntry &
         // GPU kernels store no epilogue (conv_stages.h): the identity's arguments.
         KernelEpilogueArgs e(nullptr, p.dtype, out_dims[dd(rank)], out_dims[dd(rank + 1)], 0, 0);
         const int rc = kernel.as<GroupConvKernelFn>()(strides[0], strides[1], strides[2], dilations[0], dilations[1],
-                                                      dilations[2], &in_buf, &w_buf, &e.bias, e.alpha, e.lo, e.hi,
+                                                      dilations[2], &in_buf, &w_buf, &e.bias, e.alpha, e.hi,
                                                       &out_buf);
         if (rc != 0) fail_gpu(backend, std::string("kernel ") + kernel.name, rc);
     } else {
@@ -357,7 +357,7 @@ void run_gpu(const GpuBackend &backend, const Plan::Impl &p, const KernelEntry &
                 halide_buffer_t out_buf = device_view(backend, views.at(out.base, out_bytes), type, out_dims, dims);
                 KernelEpilogueArgs e(nullptr, p.dtype, out_dims[dd(rank)], out_dims[dd(rank + 1)], 0, 0);
                 const int rc = kernel.as<PhaseKernelFn>()(steps[0], steps[1], steps[2], &in_buf, &w_buf, &e.bias,
-                                                          e.alpha, e.lo, e.hi, &out_buf);
+                                                          e.alpha, e.hi, &out_buf);
                 if (rc != 0) fail_gpu(backend, std::string("kernel ") + kernel.name, rc);
             }
         });

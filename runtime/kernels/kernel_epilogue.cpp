@@ -32,10 +32,11 @@ const uint8_t *identity_bias_zeros(size_t bytes) {
 
 bool accumulates_f64(DType layer) { return layer == DType::f64; }
 
+// The kernels' slot (generators/conv_stages.h, epilogue_store), in their operations' order.
 template <typename T>
 T store_post_op_slot(T v, const KernelEpilogue &e) {
-    v = v > 0 ? v : (T)e.alpha * v;
-    v = v < (T)e.lo ? (T)e.lo : v;
+    const T scaled = v * (T)e.alpha;
+    v = scaled > v ? scaled : v;
     return (T)e.hi < v ? (T)e.hi : v;
 }
 
@@ -79,7 +80,6 @@ KernelEpilogueArgs::KernelEpilogueArgs(const KernelEpilogue *e, DType layer_dtyp
         set_dim(dims[1], g.min, g.extent, e->c_out);
         bias.host = const_cast<uint8_t *>(e->bias.data()) + (g0 * e->c_out + co0) * (int64_t)elem;
         alpha = e->alpha;
-        lo = e->lo;
         hi = e->hi;
         return;
     }
@@ -88,7 +88,6 @@ KernelEpilogueArgs::KernelEpilogueArgs(const KernelEpilogue *e, DType layer_dtyp
     set_dim(dims[0], co.min, co.extent, 1);
     set_dim(dims[1], g.min, g.extent, co.extent == 1 ? 1 : 0);
     bias.host = const_cast<uint8_t *>(identity_bias_zeros((size_t)(co.extent + g.extent) * elem));
-    lo = -kNoBound;
     hi = kNoBound;
 }
 

@@ -13,23 +13,23 @@
 namespace deconv {
 namespace detail {
 
-// One run's store epilogue: per output channel g * C_OUT + co, v = acc + bias; v = v > 0 ? v :
-// alpha * v; v = v < lo ? lo : v; v = hi < v ? hi : v; in the accumulator's type (f64 for f64
-// layers, f32 otherwise), the epilogue pass's arithmetic and order.
+// One run's epilogue in the kernels: per output channel c = g * C_OUT + co, the sum starts from
+// bias[c]; then v = max(alpha * v, v) (relu with slope alpha <= 1: v > 0 ? v : alpha * v), v =
+// min(v, hi); in the accumulator's type (f64 for f64 layers, f32 otherwise). A NaN stays NaN.
 struct KernelEpilogue {
     DType acc = DType::f32;
     std::vector<uint8_t> bias;  // G * C_OUT values of `acc`, zeros without a bias
     int64_t c_out = 0;          // output channels per group
-    float alpha = 1, lo = 0, hi = 0;
+    float alpha = 1, hi = 0;
 };
 
 // The epilogue arguments of one kernel call over output channels `co` x `g` (the call's output
 // dims) whose first channel is (co0, g0) of the layer: the bias view and the slot, or the
-// identity (zeros, 1, -inf, +inf) without an epilogue.
+// identity (zeros, 1, +inf) without an epilogue.
 struct KernelEpilogueArgs {
     halide_buffer_t bias{};
     halide_dimension_t dims[2]{};
-    float alpha = 1, lo, hi;
+    float alpha = 1, hi;
     KernelEpilogueArgs(const KernelEpilogue *e, DType layer_dtype, const halide_dimension_t &co,
                        const halide_dimension_t &g, int64_t co0, int64_t g0);
 };

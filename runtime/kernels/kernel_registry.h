@@ -16,19 +16,19 @@ namespace deconv {
 namespace detail {
 
 // The C signatures of the kernels, one per generator (generators/*_generator.cpp). After the
-// filter, every one takes the store's epilogue: the bias view and the post-op slot (alpha, lo,
-// hi; cpu/fused_epilogue.h, KernelEpilogueArgs).
+// filter, every one takes the epilogue: the bias view and the post-op slot (alpha, hi;
+// kernels/kernel_epilogue.h, KernelEpilogueArgs).
 using PhaseKernelFn = int (*)(int32_t in_step_0, int32_t in_step_1, int32_t in_step_2, halide_buffer_t *input,
-                              halide_buffer_t *filter, halide_buffer_t *bias, float alpha, float lo, float hi,
+                              halide_buffer_t *filter, halide_buffer_t *bias, float alpha, float hi,
                               halide_buffer_t *output);
 // deconv_phase_conv_interleaved and deconv_phase_conv_interleaved_groups: the innermost axis's
 // pads_begin, then the outer axes' steps.
 using InterleavedKernelFn = int (*)(int32_t pad_begin_0, int32_t in_step_1, int32_t in_step_2,
                                    halide_buffer_t *input, halide_buffer_t *filter, halide_buffer_t *bias,
-                                   float alpha, float lo, float hi, halide_buffer_t *output);
+                                   float alpha, float hi, halide_buffer_t *output);
 using GroupConvKernelFn = int (*)(int32_t stride_0, int32_t stride_1, int32_t stride_2, int32_t dilation_0,
                                   int32_t dilation_1, int32_t dilation_2, halide_buffer_t *input,
-                                  halide_buffer_t *filter, halide_buffer_t *bias, float alpha, float lo, float hi,
+                                  halide_buffer_t *filter, halide_buffer_t *bias, float alpha, float hi,
                                   halide_buffer_t *output);
 using AnyKernelFn = void (*)();
 

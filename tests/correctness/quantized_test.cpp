@@ -1306,7 +1306,8 @@ TEST(QuantizedRunArgs, PackedFilterServesManyRuns) {
 //   bf16  2^-8 S: the rounding to bf16 (relative 2^-8), plus the f32 accumulation;
 //   f32   1e-5 S: the f32 accumulation of n <= 40 terms (2 (n+1) 2^-24 ~ 5e-6) and the bias add;
 //   f64   the f64 accumulation 3 (n+1) 2^-53 S (the double reference's own rounding included).
-// The post-ops used here have slopes <= 1 (linear 0.5, relu 0.1), so they do not widen the error.
+// The post-ops used here have slopes <= 1 (linear 0.5, relu 0.1), so they do not widen the error,
+// but for one relu of slope 1.5 (ListsTheKernelsDoNotTakeRunInThePass), within the f32 margin.
 struct FloatCase {
     DType t, bias;
     std::vector<PostOp> post_ops;
@@ -1472,7 +1473,7 @@ TEST(FloatLayerBias, InTheKernelsStore) {
     };
     const std::vector<std::vector<PostOp>> lists = {
         {PostOp::eltwise(Eltwise::relu, 0.1f)},
-        {PostOp::eltwise(Eltwise::relu), PostOp::eltwise(Eltwise::clip, -1.0f, 2.5f)},
+        {PostOp::eltwise(Eltwise::relu), PostOp::eltwise(Eltwise::clip, 0.0f, 2.5f)},
         {PostOp::eltwise(Eltwise::bounded_relu, 3.0f)},
     };
     int ran = 0, skipped = 0, at = 0;
@@ -1492,33 +1493,70 @@ TEST(FloatLayerBias, InTheKernelsStore) {
     EXPECT_GT(ran, 0);
 }
 
-// The store epilogue keeps a NaN (its selects are the pass's; a max would return the bound) and
-// stores the epilogue of 0, relu(bias), where no tap reaches.
-TEST(FloatLayerBias, StoreKeepsNaNAndFillsTaplessPhases) {
+// The epilogue in the kernels keeps a NaN (its selects are the pass's; a plain vminps would
+// return the bound) and stores the epilogue of the bias alone where no tap reaches.
+TEST(FloatLayerBias, KernelsKeepNaNAndFillTaplessPhases) {
     // [1, 1, 3] -> kernel 1, stride 2: outputs 0, 2, 4 have a tap, 1 and 3 none.
-    deconv::Attributes a = attrs({2}, {0}, {0});
-    Epilogue e;
-    e.bias = DType::f32;
-    e.post_ops = {PostOp::eltwise(Eltwise::relu, 0.5f), PostOp::eltwise(Eltwise::clip, -10.0f, 10.0f)};
-    const Plan plan = Plan::create(Op::ConvolutionBackpropData, DataTypes{DType::f32, DType::f32, DType::f32},
-                                   {1, 1, 3}, {1, 2, 1}, a, std::nullopt, deconv::ExecOptions{}, e);
-    EXPECT_THAT(plan.describe(), HasSubstr("in the store of the"));
     const float x[3] = {std::nanf(""), 1.0f, 100.0f}, w[2] = {1.0f, -2.0f}, bias[2] = {-4.0f, 3.0f};
-    float y[2 * 5];
-    RunArgs args;
-    args.bias = bias;
-    plan.run(deconv::ConstTensorView(x, DType::f32, {1, 1, 3}), deconv::ConstTensorView(w, DType::f32, {1, 2, 1}),
-             deconv::TensorView{y, DType::f32, {1, 2, 5}, {}}, args);
-    // channel 0: x - 4; channel 1: -2x + 3; then relu(0.5), clip(-10, 10)
-    EXPECT_TRUE(std::isnan(y[0]));
-    EXPECT_TRUE(std::isnan(y[5]));
-    EXPECT_EQ(y[1], -2.0f);   // tapless: relu(0 - 4) = -2
-    EXPECT_EQ(y[3], -2.0f);
-    EXPECT_EQ(y[6], 3.0f);    // tapless: relu(0 + 3)
-    EXPECT_EQ(y[2], -1.5f);   // relu(1 - 4)
-    EXPECT_EQ(y[7], 1.0f);    // -2 + 3
-    EXPECT_EQ(y[4], 10.0f);   // clip(96)
-    EXPECT_EQ(y[9], -10.0f);  // relu(-197) = -98.5, clip
+    const auto run = [&](const std::vector<PostOp> &ops) {
+        Epilogue e;
+        e.bias = DType::f32;
+        e.post_ops = ops;
+        const Plan plan = Plan::create(Op::ConvolutionBackpropData, DataTypes{DType::f32, DType::f32, DType::f32},
+                                       {1, 1, 3}, {1, 2, 1}, attrs({2}, {0}, {0}), std::nullopt, deconv::ExecOptions{}, e);
+        EXPECT_THAT(plan.describe(), HasSubstr("in the store of the"));
+        std::vector<float> y(10);
+        RunArgs args;
+        args.bias = bias;
+        plan.run(deconv::ConstTensorView(x, DType::f32, {1, 1, 3}), deconv::ConstTensorView(w, DType::f32, {1, 2, 1}),
+                 deconv::TensorView{y.data(), DType::f32, {1, 2, 5}, {}}, args);
+        return y;
+    };
+    // channel 0: x - 4, channel 1: -2x + 3, then the post-ops
+    const std::vector<float> leaky = run({PostOp::eltwise(Eltwise::relu, 0.5f)});
+    EXPECT_TRUE(std::isnan(leaky[0]));
+    EXPECT_TRUE(std::isnan(leaky[5]));
+    const std::vector<float> want = {0, -2.0f, -1.5f, -2.0f, 96.0f, 0, 3.0f, 1.0f, 3.0f, -98.5f};
+    for (int i : {1, 2, 3, 4, 6, 7, 8, 9}) EXPECT_EQ(leaky[i], want[i]) << "at " << i;
+    const std::vector<float> bounded = run({PostOp::eltwise(Eltwise::bounded_relu, 10.0f)});
+    EXPECT_TRUE(std::isnan(bounded[0]));
+    EXPECT_TRUE(std::isnan(bounded[5]));
+    const std::vector<float> want_b = {0, 0, 0, 0, 10.0f, 0, 3.0f, 1.0f, 3.0f, 0};
+    for (int i : {1, 2, 3, 4, 6, 7, 8, 9}) EXPECT_EQ(bounded[i], want_b[i]) << "at " << i;
+}
+
+// Which lists the kernels take (a relu of slope <= 1, then bounds from 0) and which run in the
+// pass; either way the result is the reference's.
+TEST(FloatLayerBias, ListsTheKernelsDoNotTakeRunInThePass) {
+    struct L {
+        std::vector<PostOp> ops;
+        bool in_kernels;
+    };
+    const std::vector<L> lists = {
+        {{}, true},
+        {{PostOp::eltwise(Eltwise::relu, 0.25f), PostOp::eltwise(Eltwise::linear, 1.0f, 0.0f)}, true},
+        {{PostOp::eltwise(Eltwise::clip, 0.0f, 6.0f), PostOp::eltwise(Eltwise::bounded_relu, 4.0f)}, true},
+        {{PostOp::eltwise(Eltwise::relu, 1.5f)}, false},                                           // slope above 1
+        {{PostOp::eltwise(Eltwise::relu, 0.5f), PostOp::eltwise(Eltwise::clip, -1.0f, 2.0f)}, false},  // a lower bound
+        {{PostOp::eltwise(Eltwise::relu, 0.5f), PostOp::eltwise(Eltwise::bounded_relu, 2.0f)}, false},  // bound after a slope
+        {{PostOp::eltwise(Eltwise::clip, 0.0f, 2.0f), PostOp::eltwise(Eltwise::relu, 0.0f)}, false},   // relu after a bound
+        {{PostOp::eltwise(Eltwise::linear, 0.5f, 1.0f)}, false},
+        {{PostOp::eltwise(Eltwise::tanh)}, false},
+    };
+    int ran = 0;
+    uint32_t seed = 2300;
+    for (const L &l : lists) {
+        FloatCase f{DType::f32, DType::f32, l.ops, geometry("r2_k3s2p1_op1"), DataFormat::NCX, seed++, l.in_kernels};
+        check_float_case(f, &ran);
+        Epilogue e;
+        e.bias = DType::f32;
+        e.post_ops = l.ops;
+        deconv::Attributes a = f.geo.attrs;
+        const Plan plan = Plan::create(op_of(f.geo), DataTypes{DType::f32, DType::f32, DType::f32}, f.geo.in_shape,
+                                       f.geo.w_shape, a, f.geo.output_shape, deconv::ExecOptions{}, e);
+        EXPECT_EQ(plan.describe().find("in the store of the") != std::string::npos, l.in_kernels) << plan.describe();
+    }
+    EXPECT_EQ(ran, static_cast<int>(lists.size()));
 }
 
 // ---------------------------------------------------------------- names and accessors
