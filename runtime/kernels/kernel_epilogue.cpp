@@ -16,15 +16,18 @@ namespace {
 
 constexpr float kNoBound = std::numeric_limits<float>::infinity();
 
-// Zeros that outlive every run: the identity's bias, `bytes` of them. Blocks only grow; the old
-// ones stay, as a run on another thread may still read them.
+// Zeros that outlive every run: the identity's bias, `bytes` of them. Most calls fit the static
+// block (no lock per kernel call); beyond it, blocks only grow, and the old ones stay, as a run on
+// another thread may still read them.
+alignas(64) const uint8_t kZeroBlock[64 << 10] = {};
 const uint8_t *identity_bias_zeros(size_t bytes) {
+    if (bytes <= sizeof kZeroBlock) return kZeroBlock;
     static std::mutex m;
     static std::vector<std::unique_ptr<uint8_t[]>> blocks;
     static size_t largest = 0;
     std::lock_guard<std::mutex> lock(m);
     if (bytes > largest) {
-        largest = std::max<size_t>(bytes, 4096);
+        largest = bytes;
         blocks.emplace_back(new uint8_t[largest]());
     }
     return blocks.back().get();
@@ -40,29 +43,21 @@ T store_post_op_slot(T v, const KernelEpilogue &e) {
     return (T)e.hi < v ? (T)e.hi : v;
 }
 
-// The bytes of the value stored where no tap reaches output channel c.
+// The bytes of the value stored where no tap reaches output channel c: the slot of the sum's
+// first term, the bias, alone.
 void tapless_value(const KernelEpilogue &e, DType dtype, int64_t c, uint8_t *out) {
     if (e.acc == DType::f64) {
-        const double v = store_post_op_slot(0.0 + ((const double *)e.bias.data())[c], e);
+        const double v = store_post_op_slot(((const double *)e.bias.data())[c], e);
         std::memcpy(out, &v, sizeof v);
         return;
     }
-    const float v = store_post_op_slot(0.f + ((const float *)e.bias.data())[c], e);
-    switch (dtype) {
-    case DType::f32: std::memcpy(out, &v, sizeof v); return;
-    case DType::f64: {
-        const double d = v;
-        std::memcpy(out, &d, sizeof d);
-        return;
-    }
-    case DType::f16:
-    case DType::bf16: {
+    const float v = store_post_op_slot(((const float *)e.bias.data())[c], e);
+    if (dtype == DType::f32) {
+        std::memcpy(out, &v, sizeof v);
+    } else {  // f16, bf16: rounded once (integer layers have no epilogue in their kernels)
         uint16_t h;
         f32_row_to_half(dtype, &v, &h, 1, 1);
         std::memcpy(out, &h, sizeof h);
-        return;
-    }
-    default: return;  // integer layers have no store epilogue
     }
 }
 
