@@ -254,12 +254,8 @@ Plan Plan::create(Op op, const DataTypes &types, const std::vector<int64_t> &inp
         float alpha, hi;
         if (epilogue.scale_mode == ScaleMode::none && detail::fold_store_post_ops(epilogue.post_ops, alpha, hi)) {
             std::shared_ptr<const Impl> own = plain(types.src);
-            // (The executors that store it: cpu_executor.cpp and batch_rows_executor.cpp.)
-            const std::string chain = detail::implementation_chain(*own);
-            const auto ends_with = [&chain](const std::string &last) {
-                return chain.size() >= last.size() && chain.compare(chain.size() - last.size(), last.size(), last) == 0;
-            };
-            if (ends_with("phase_kernels") || ends_with("batch_rows")) {
+            const detail::Implementation *runs = detail::innermost_implementation(*own);
+            if (runs && runs->stores_epilogue) {
                 impl->acc_plan = own;
                 impl->store_fused = true;
             }
@@ -336,18 +332,7 @@ detail::KernelEpilogue kernel_epilogue(const Plan::Impl &p, const detail::Epilog
     e.c_out = p.geo.c_out;
     e.bias.assign((size_t)count * dtype_size(e.acc), 0);
     detail::fold_store_post_ops(p.epilogue.post_ops, e.alpha, e.hi);
-    if (!ev.bias) return e;
-    const DType bt = *p.epilogue.bias;
-    if (e.acc == DType::f64) {
-        double *b = (double *)e.bias.data();
-        for (int64_t c = 0; c < count; c++) {
-            b[c] = bt == DType::f64 ? ((const double *)ev.bias)[c] : (double)((const float *)ev.bias)[c];
-        }
-    } else if (bt == DType::f32) {
-        std::memcpy(e.bias.data(), ev.bias, (size_t)count * sizeof(float));
-    } else {
-        detail::half_row_to_f32(bt, (const uint16_t *)ev.bias, 1, (float *)e.bias.data(), count);
-    }
+    if (ev.bias) detail::channel_values(*p.epilogue.bias, ev.bias, count, e.acc, e.bias.data());
     return e;
 }
 

@@ -359,10 +359,7 @@ void run_epilogue(const EpilogueValues &ev, DType acc_t, const uint8_t *acc, con
     const int64_t channels = shape[c_axis];
     if (ev.bias) {
         r.bias.resize(channels);
-        for (int64_t c = 0; c < channels; c += kEpilogueChunk) {
-            load<T>(*e.bias, (const uint8_t *)ev.bias + c * dtype_size(*e.bias), 1,
-                    std::min<int64_t>(kEpilogueChunk, channels - c), r.bias.data() + c);
-        }
+        channel_values(*e.bias, ev.bias, channels, sizeof(T) == 8 ? DType::f64 : DType::f32, r.bias.data());
     }
     if (ev.scales) {
         r.scale.resize(channels);
@@ -375,7 +372,20 @@ void run_epilogue(const EpilogueValues &ev, DType acc_t, const uint8_t *acc, con
     parallel_rows(r.rows, [&](int64_t begin, int64_t end) { epilogue_rows_best<T>(r, begin, end); });
 }
 
+template <typename T>
+void channel_values_as(DType from, const void *src, int64_t count, T *dst) {
+    for (int64_t c = 0; c < count; c += kEpilogueChunk) {
+        load<T>(from, (const uint8_t *)src + c * dtype_size(from), 1, std::min<int64_t>(kEpilogueChunk, count - c),
+                dst + c);
+    }
+}
+
 }  // namespace
+
+void channel_values(DType from, const void *src, int64_t count, DType to, void *dst) {
+    if (to == DType::f64) channel_values_as(from, src, count, (double *)dst);
+    else channel_values_as(from, src, count, (float *)dst);
+}
 
 void apply_epilogue(const EpilogueValues &v, DType acc_t, const void *acc, const std::vector<int64_t> &acc_st,
                     void *dst, const std::vector<int64_t> &dst_st, const std::vector<int64_t> &shape, int c_axis) {

@@ -32,6 +32,11 @@ struct EpilogueValues {
 void apply_epilogue(const EpilogueValues &v, DType acc_t, const void *acc, const std::vector<int64_t> &acc_st,
                     void *dst, const std::vector<int64_t> &dst_st, const std::vector<int64_t> &shape, int c_axis);
 
+// `count` values of `from` (a run's bias: f32, i32, f16, bf16 or f64) as `to` (f32 or f64, the
+// epilogue's compute type), dense: what the pass adds, and what the kernels' epilogue starts from
+// (kernels/kernel_epilogue.h).
+void channel_values(DType from, const void *src, int64_t count, DType to, void *dst);
+
 // A quantized tensor (u8 or i8, strided) as its values less `zero_point`, into a dense tensor of
 // `to` (f32, f64 or i32): exact.
 void quantized_to_dense(DType from, int32_t zero_point, const void *src, const std::vector<int64_t> &src_st,

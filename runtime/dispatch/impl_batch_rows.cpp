@@ -71,7 +71,7 @@ std::string accept_batch_rows(Plan::Impl &p, const PlanRequest &request) {
 
 // The images as the innermost row of the next rank's channels-last kernel, one call per tap
 // window (cpu/batch_rows_executor.cpp).
-extern const Implementation kBatchRows{"batch_rows", accept_batch_rows, run_batch_rows_entry};
+extern const Implementation kBatchRows{"batch_rows", accept_batch_rows, run_batch_rows_entry, true};
 
 }  // namespace detail
 }  // namespace deconv

@@ -231,7 +231,7 @@ std::string accept_phase_kernels(Plan::Impl &p, const PlanRequest &request) {
 
 // One kernel call per phase combination (or per row part, slice, or tap window): the direct
 // algorithm on the layer's own layout (cpu/cpu_executor.cpp).
-extern const Implementation kPhaseKernels{"phase_kernels", accept_phase_kernels, run_phase_kernels};
+extern const Implementation kPhaseKernels{"phase_kernels", accept_phase_kernels, run_phase_kernels, true};
 
 }  // namespace detail
 }  // namespace deconv

@@ -85,15 +85,29 @@ void choose_implementation(Plan::Impl &p, const PlanRequest &request, const char
     throw Error(ErrorKind::Kernel, "no CPU implementation took the layer (phase_kernels takes every layer)");
 }
 
-std::string implementation_chain(const Plan::Impl &p) {
-    const std::string name = p.implementation ? p.implementation->name : "none";
+namespace {
+
+// The plan `p` runs through, or null where its own implementation runs the kernels. (A Winograd
+// plan's twin runs the Winograd path too.)
+const Plan::Impl *next_in_chain(const Plan::Impl &p) {
     const Plan::Impl *next = p.acc_plan ? p.acc_plan.get()
                              : p.via_f32 ? p.via_f32.get()
                              : p.via_nxc ? p.via_nxc.get()
                                          : p.via_ncx.get();
-    // (A Winograd plan's twin runs the Winograd path too.)
-    if (!next || next->implementation == p.implementation) return name;
-    return name + " > " + implementation_chain(*next);
+    return next && next->implementation != p.implementation ? next : nullptr;
+}
+
+}  // namespace
+
+std::string implementation_chain(const Plan::Impl &p) {
+    const std::string name = p.implementation ? p.implementation->name : "none";
+    const Plan::Impl *next = next_in_chain(p);
+    return next ? name + " > " + implementation_chain(*next) : name;
+}
+
+const Implementation *innermost_implementation(const Plan::Impl &p) {
+    const Plan::Impl *next = next_in_chain(p);
+    return next ? innermost_implementation(*next) : p.implementation;
 }
 
 std::string describe_execution(const Plan::Impl &p) {

@@ -48,6 +48,9 @@ struct Implementation {
     std::string (*accept)(Plan::Impl &p, const PlanRequest &request);
     // The executor; null for as_f32, whose plan runs its f32 plan between conversions (Plan::run).
     RunCpuFn run;
+    // Its executor takes a float epilogue offered to its runs (cpu/fused_epilogue.h) and stores it
+    // in every output it writes.
+    bool stores_epilogue = false;
 };
 
 // Quantized layers and layers with an epilogue: the epilogue pass around a plain plan that
@@ -66,6 +69,8 @@ void choose_implementation(Plan::Impl &p, const PlanRequest &request, const char
 // The implementations that run a CPU plan, outermost first: "phase_kernels", or through another
 // plan, "channels_last_twin > batch_rows", "as_f32 > phase_kernels".
 std::string implementation_chain(const Plan::Impl &p);
+// The last of them: the one whose executor runs the kernels.
+const Implementation *innermost_implementation(const Plan::Impl &p);
 // What the plan runs, in words (Plan::describe): kernels, copies, splits.
 std::string describe_execution(const Plan::Impl &p);
 
