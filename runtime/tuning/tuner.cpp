@@ -329,13 +329,22 @@ private:
         const int64_t channels = out[plan.shape().data_format == DataFormat::NXC ? out.size() - 1 : 1];
         std::uniform_int_distribution<int> small(-8, 8), exponent(-6, -2);
         if (epilogue_.bias) {
-            bias_.resize((size_t)channels * dtype_size(*epilogue_.bias));
+            // (Every bias dtype: i32 or f32 for quantized layers, the layer's own or f32 for float
+            // ones; small integers are exact in each.)
+            const DType bt = *epilogue_.bias;
+            const size_t size = dtype_size(bt);
+            bias_.resize((size_t)channels * size);
             for (int64_t c = 0; c < channels; c++) {
+                uint8_t *at = bias_.data() + c * (int64_t)size;
                 const int v = small(rng);
-                if (*epilogue_.bias == DType::i32) std::memcpy(bias_.data() + 4 * c, &v, 4);
-                else {
-                    const float f = (float)v;
-                    std::memcpy(bias_.data() + 4 * c, &f, 4);
+                const float f = (float)v;
+                const double d = v;
+                switch (bt) {
+                case DType::i32: std::memcpy(at, &v, 4); break;
+                case DType::f64: std::memcpy(at, &d, 8); break;
+                case DType::f16:
+                case DType::bf16: detail::f32_row_to_half(bt, &f, (uint16_t *)at, 1, 1); break;
+                default: std::memcpy(at, &f, 4); break;
                 }
             }
             args_.bias = bias_.data();

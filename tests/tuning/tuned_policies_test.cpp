@@ -226,6 +226,29 @@ TEST(TunedPolicies, TuneWithWinogradAllowed) {
 // its candidates (the dot-product kernels' quads and pairs, the plain plans) all compute the
 // untuned plan's output exactly, the winner does too on other data, and a saved entry is taken
 // by plans of those types only.
+// A float layer with a bias of its own 16-bit dtype and a relu (the epilogue in its kernels): the
+// tuner's run arguments hold a bias of that dtype, and every candidate matches the untuned plan.
+TEST(TunedPolicies, TuneFloatLayerWithHalfBias) {
+    if (!deconv_test::dtype_built(DType::f16)) GTEST_SKIP() << "f16 is not in this build's matrix";
+    using deconv::DataTypes;
+    const DataTypes types{DType::f16, DType::f16, DType::f16};
+    deconv::Attributes a;
+    a.strides = {2, 2};
+    a.pads_begin = {1, 1};
+    a.pads_end = {1, 1};
+    deconv::Epilogue e;
+    e.bias = DType::f16;
+    e.post_ops = {deconv::PostOp::eltwise(deconv::Eltwise::relu)};
+    deconv::TuneOptions o;
+    o.max_seconds = 10;
+    o.repeats = 3;
+    const deconv::TuneResult r = deconv::tune_layer(deconv::Op::GroupConvolutionBackpropData, types, {1, 16, 6, 6},
+                                                    {1, 16, 16, 4, 4}, a, std::nullopt, e, o);
+    EXPECT_GT(r.candidates, 1);
+    EXPECT_EQ(r.rejected, 0);
+    EXPECT_GT(r.tuned_ms, 0);
+}
+
 TEST(TunedPolicies, TuneQuantizedLayerSaveAndRun) {
     using deconv::DataTypes;
     const DataTypes types{DType::u8, DType::i8, DType::u8};
