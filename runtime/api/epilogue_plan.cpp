@@ -15,6 +15,7 @@
 #include "kernels/half_conversion.h"
 #include "kernels/halide_glue.h"
 #include "cpu/quantized_dots_executor.h"
+#include "kernels/cpu_tiles.h"
 #include "kernels/kernel_call.h"
 #include "kernels/tensor_copy.h"
 #include "layer/checked_math.h"
@@ -126,6 +127,7 @@ detail::EpilogueValues epilogue_values(const Plan::Impl &p, const RunArgs &args)
         v.scale_count = e.scale_mode == ScaleMode::per_tensor ? 1 : output_channels(p);
     }
     v.bias = args.bias;
+    v.vector_bits = detail::cpu_registers(detail::default_cpu_variant()).vector_bits;
     return v;
 }
 
@@ -467,7 +469,13 @@ void run_with_epilogue(const Plan::Impl &p, const ConstTensorView &input, const 
         x_view = ConstTensorView(x->data(), DType::f32, p.input_shape);
     }
     detail::BufferPool::Lease y = p.output_pool.take((size_t)element_count(out_shape) * dtype_size(acc.dtype));
+    // The pass as the plain run's output stage where its executor computes in slices; over the
+    // whole accumulator after it otherwise.
+    const detail::OutputStage stage{&ev, acc.dtype, y.data(), detail::dense_strides(out_shape), (uint8_t *)output.data,
+                                    out_st, c_axis};
+    detail::FusedEpilogueScope scope(nullptr, &stage);
     run_plan(x_view, TensorView{y.data(), acc.dtype, out_shape, {}});
+    if (scope.taken()) return;
     detail::apply_epilogue(ev, acc.dtype, y.data(), detail::dense_strides(out_shape), output.data, out_st, out_shape,
                            c_axis);
 }

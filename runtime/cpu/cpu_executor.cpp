@@ -65,25 +65,48 @@ void run_phase_kernels(const Plan::Impl &p, const ConstTensorView &input, std::v
     // not is repacked, into the zero-bordered copy when the layer reads one (any layout: the
     // channels-first data of a layer run on channels-last kernels is transposed there).
     const void *in_data = input.data;
-    // Edge windows (CpuConf::EdgeWindows) read the caller's input where it is dense.
-    const bool edge_windows = p.edges.middle > 0 && in_st.back() == 1 && out_st.back() == 1;
+    const size_t filter_bytes = packed.data.size() + packed.interleaved.data.size();
+    const bool strided_input = in_st.back() != 1;
+    // An output stage offered for this run (cpu/output_stage.h) writes the caller's output from
+    // slices that compute into buffers of their own (row slabs, or images), as the copy of a
+    // dense output does; the layer's slicing decides whether there are such slices.
+    const OutputStage *stage = offered_output_stage(output.data, out_st);
+    if (stage) {
+        const Slicing staged = slicing(p, p.border_copy || p.channels_in_rows || strided_input, true, filter_bytes, elem);
+        if (staged.slab_rows > 0 || staged.images) take_output_stage();
+        else stage = nullptr;
+    }
+    // Edge windows (CpuConf::EdgeWindows) read the caller's input where it is dense (not under
+    // slices of the output).
+    const bool edge_windows = p.edges.middle > 0 && !strided_input && out_st.back() == 1 && !stage;
     const bool bordered = !p.border_lo.empty() && !edge_windows;
     const std::vector<int64_t> caller_in_st = in_st;
     const size_t first_spatial = fmt == DataFormat::NXC ? 1 : 2;
-    const bool copies_input = (p.border_copy && !edge_windows) || p.channels_in_rows || in_st.back() != 1;
+    const bool copies_input = (p.border_copy && !edge_windows) || p.channels_in_rows || strided_input;
     // The kernels store vectors along the output's innermost axis (channels, or the rows of the
     // interleaved kernels): an output whose innermost axis is not dense (a twin's view of the
     // caller's other layout) is computed densely into a buffer the plan keeps, then copied
     // (validation is complete, so nothing partial is written). Row slabs compute it slab by slab
-    // into buffers of their own instead.
+    // into buffers of their own instead. An output stage takes the copy's place.
     std::optional<BufferPool::Lease> dense_output;
     uint8_t *out_data = (uint8_t *)output.data;
     std::vector<int64_t> caller_out_st = out_st;
-    const bool needs_dense_output = out_st.back() != 1;
+    const bool needs_dense_output = out_st.back() != 1 || stage;
     // Slices (Slicing): each copies its own part of the input, runs its kernels, and copies its
     // part of a dense output back.
-    const Slicing slices = slicing(p, copies_input, needs_dense_output,
-                                   packed.data.size() + packed.interleaved.data.size(), elem);
+    const Slicing slices = slicing(p, copies_input, needs_dense_output, filter_bytes, elem);
+    // Part `shape` of the output at image n0 and row y0 of the outermost axis, held in `src` with
+    // strides `src_st`, to the caller's output.
+    const auto deliver = [&](const uint8_t *src, const std::vector<int64_t> &src_st, const std::vector<int64_t> &shape,
+                             int64_t n0, int64_t y0) {
+        std::vector<int64_t> origin(shape.size(), 0);
+        origin[0] = n0;
+        origin[first_spatial] = y0;
+        if (stage) return stage->write(src, src_st, shape, origin);
+        copy_tensor(src, src_st,
+                    (uint8_t *)output.data + (n0 * caller_out_st[0] + y0 * caller_out_st[first_spatial]) * (int64_t)elem,
+                    caller_out_st, shape, elem);
+    };
     if (needs_dense_output) {
         out_st = dense_strides(p.info.output_shape);
         out_data = nullptr;
@@ -496,9 +519,7 @@ void run_phase_kernels(const Plan::Impl &p, const ConstTensorView &input, std::v
                     part[0] = 1;
                     part[row_axis] = slab_rows;
                     if (fmt == DataFormat::NCX) slab_st[1] = slab.channel_stride;
-                    copy_tensor(buf.data(), slab_st,
-                                (uint8_t *)output.data + (n * caller_out_st[0] + y0 * caller_out_st[row_axis]) * (int64_t)elem,
-                                caller_out_st, part, elem);
+                    deliver(buf.data(), slab_st, part, n, y0);
                 }
             });
         } else if (slices.images) {
@@ -513,9 +534,7 @@ void run_phase_kernels(const Plan::Impl &p, const ConstTensorView &input, std::v
                 if (dense_output) {
                     std::vector<int64_t> part = p.info.output_shape;
                     part[0] = nn;
-                    copy_tensor(dense_output->data() + n0 * out_st[0] * (int64_t)elem, out_st,
-                                        (uint8_t *)output.data + n0 * caller_out_st[0] * (int64_t)elem, caller_out_st,
-                                        part, elem);
+                    deliver(dense_output->data() + n0 * out_st[0] * (int64_t)elem, out_st, part, n0, 0);
                 }
             });
         } else {

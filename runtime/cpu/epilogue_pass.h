@@ -23,14 +23,17 @@ struct EpilogueValues {
     const float *scales = nullptr;  // 1 or out_channels values; null: none
     int64_t scale_count = 0;
     const void *bias = nullptr;     // out_channels values of epilogue->bias
+    int vector_bits = 256;          // the widest vectors of the run's CPU variant the pass may use
 };
 
 // dst[i] = epilogue(acc[i], dst[i]) for every index of `shape` (the output in its data format's
 // order; channel axis `c_axis`). `acc` has dtype acc_t (f32, f64 or i32) and strides acc_st; `dst`
 // has types.dst and strides dst_st. acc may be dst itself (same dtype and strides): each element
-// is read before it is written.
+// is read before it is written. `parallel`: its rows split over the thread pool (false: on the
+// calling thread, for a part of the output that a task computed; cpu/output_stage.h).
 void apply_epilogue(const EpilogueValues &v, DType acc_t, const void *acc, const std::vector<int64_t> &acc_st,
-                    void *dst, const std::vector<int64_t> &dst_st, const std::vector<int64_t> &shape, int c_axis);
+                    void *dst, const std::vector<int64_t> &dst_st, const std::vector<int64_t> &shape, int c_axis,
+                    bool parallel = true);
 
 // `count` values of `from` (a run's bias: f32, i32, f16, bf16 or f64) as `to` (f32 or f64, the
 // epilogue's compute type), dense: what the pass adds, and what the kernels' epilogue starts from

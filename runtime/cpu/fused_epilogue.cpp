@@ -9,6 +9,7 @@ namespace detail {
 namespace {
 
 thread_local const KernelEpilogue *offered = nullptr;
+thread_local const OutputStage *offered_stage = nullptr;
 thread_local bool *offered_taken = nullptr;
 
 constexpr float kUnbounded = std::numeric_limits<float>::infinity();
@@ -48,13 +49,16 @@ bool fold_store_post_ops(const std::vector<PostOp> &ops, float &alpha, float &hi
     return true;
 }
 
-FusedEpilogueScope::FusedEpilogueScope(const KernelEpilogue *e) : prev_e_(offered), prev_taken_(offered_taken) {
+FusedEpilogueScope::FusedEpilogueScope(const KernelEpilogue *e, const OutputStage *s)
+    : prev_e_(offered), prev_s_(offered_stage), prev_taken_(offered_taken) {
     offered = e;
+    offered_stage = s;
     offered_taken = &taken_;
 }
 
 FusedEpilogueScope::~FusedEpilogueScope() {
     offered = prev_e_;
+    offered_stage = prev_s_;
     offered_taken = prev_taken_;
 }
 
@@ -65,6 +69,16 @@ const KernelEpilogue *take_fused_epilogue() {
         offered = nullptr;  // a plan that the taker runs in turn gets none
     }
     return e;
+}
+
+const OutputStage *offered_output_stage(const void *output, const std::vector<int64_t> &strides) {
+    const OutputStage *s = offered_stage;
+    return s && s->scratch == output && s->scratch_st == strides ? s : nullptr;
+}
+
+void take_output_stage() {
+    *offered_taken = true;
+    offered_stage = nullptr;
 }
 
 }  // namespace detail

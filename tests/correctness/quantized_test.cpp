@@ -947,6 +947,47 @@ std::vector<QCase> run_args_cases() {
 }
 INSTANTIATE_TEST_SUITE_P(RunArgs, QuantizedCase, ::testing::ValuesIn(run_args_cases()), case_name);
 
+// Layers of few channels per group, which accumulate on the f32 kernels, run in slices of the
+// executor's own (row slabs, pinned; a batch's images): the epilogue as each slice's output stage
+// (cpu/output_stage.h), through the fused quantizing rows (a relu or a bound: kinds 0, 1) and the
+// stage loops (a sum, an f32 dst: 2, 3), both formats, partial last slabs.
+std::vector<QCase> staged_cases() {
+    const std::vector<Geometry> geos = {
+        // 78 output rows: slabs of 8, the last of 6.
+        {"slabs_r2_g4_k4s2p1", true, {1, 8, 40, 9}, {4, 2, 3, 4, 4}, attrs({2, 2}, {1, 2}, {1, 1}), std::nullopt},
+        {"images_r2_n8_g2_k3s2", true, {8, 4, 6, 7}, {2, 2, 3, 3, 3}, attrs({2, 2}, {1, 0}, {0, 1}, {}, {1, 0}), std::nullopt},
+        // Depthwise: channels last on kernels of its own (the others run channels first there).
+        {"slabs_r2_dw8_k4s2p1", true, {1, 8, 36, 10}, {8, 1, 1, 4, 4}, attrs({2, 2}, {1, 1}, {1, 1}), std::nullopt},
+        {"images_r2_n8_dw16_k3s2", true, {8, 16, 5, 6}, {16, 1, 1, 3, 3}, attrs({2, 2}, {1, 1}, {1, 1}, {}, {1, 1}), std::nullopt},
+    };
+    std::vector<QCase> v;
+    uint32_t seed = 1200;
+    for (const Geometry &g : geos)
+        for (DataFormat f : {DataFormat::NCX, DataFormat::NXC})
+            for (int kind = 0; kind < 4; kind++) {
+                QCase c;
+                c.geo = g;
+                c.format = f;
+                if (g.in_shape[0] == 1) c.schedule = "row_slabs=8";
+                const DType dst = kind == 1 ? DType::i8 : kind == 3 ? DType::f32 : DType::u8;
+                c.types = {kind == 1 ? DType::i8 : DType::u8, DType::i8, dst};
+                c.src_zp = kind == 1 ? -3 : 20;
+                c.dst_zp = default_dst_zp(dst);
+                c.scale_mode = kind == 1 ? ScaleMode::per_tensor : ScaleMode::per_channel;
+                c.bias = kind == 1 ? DType::i32 : DType::f32;
+                if (kind == 0) c.post_ops = {PostOp::eltwise(Eltwise::relu, 0.25f)};
+                if (kind == 1) c.post_ops = {PostOp::eltwise(Eltwise::bounded_relu, 6.0f)};
+                if (kind == 2) c.post_ops = {PostOp::eltwise(Eltwise::relu, 0.5f), PostOp::sum(0.5f, 4)};
+                if (kind == 3) c.post_ops = {PostOp::eltwise(Eltwise::tanh)};
+                c.seed = seed++;
+                c.name = "staged_" + g.name + "_" + std::to_string(kind) + "_" + deconv_test::dt_str(c.types.src) + "s8" +
+                         deconv_test::dt_str(dst) + (f == DataFormat::NXC ? "_nxc" : "_ncx");
+                v.push_back(c);
+            }
+    return v;
+}
+INSTANTIATE_TEST_SUITE_P(Staged, QuantizedCase, ::testing::ValuesIn(staged_cases()), case_name);
+
 TEST(QuantizedCases, ListsAreComplete) {
     // A list that lost its cases would pass by running none.
     EXPECT_EQ(dtype_cases().size(), 2u * 5u * 3u * 3u);
@@ -960,6 +1001,7 @@ TEST(QuantizedCases, ListsAreComplete) {
     EXPECT_EQ(eltwise_cases().size(), 13u * 3u);
     EXPECT_EQ(sum_cases().size(), 11u);
     EXPECT_EQ(run_args_cases().size(), 7u);
+    EXPECT_EQ(staged_cases().size(), 32u);
     // The reference's eltwise enum mirrors the library's, in order.
     const auto all = dr::all_qeltwise();
     ASSERT_EQ(all.size(), eltwise_params().size());
