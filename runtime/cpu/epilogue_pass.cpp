@@ -424,7 +424,8 @@ void run_epilogue(const EpilogueValues &ev, DType acc_t, const uint8_t *acc, con
     if (r.quantize && dense_positions) {
         // Quantized channels-last values: the positions' channels as one row, walked in periods of
         // whole 64-byte vectors (lcm(C, 64) values) with the per-channel values repeated over one
-        // period (rows of C values left a scalar remainder each: 21 channels, 0.17x -> ).
+        // period (rows of C values each left a scalar remainder: fcn8s_upscore8_nxc as u8, 21
+        // channels, 3.4 -> 1.4 ms).
         const int64_t c = m_shape[inner];
         repeat = 64 / std::gcd<int64_t>(c, 64);
         if (c * repeat > 16384) repeat = 1;
