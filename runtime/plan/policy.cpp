@@ -90,12 +90,24 @@ Knob implementation_knob() {
     return k;
 }
 
-// The CPU variant: a search over the built variants this CPU runs; any variant name parses (a
-// plan pinned to one this build or CPU lacks is refused when it is made, naming it).
+// DECONV_CPU_VARIANT's place in the variant order (cpu_variant_rank), 0 where unset or unknown:
+// a cap for testing the lower variants on a bigger CPU.
+int variant_cap() {
+    static const int cap = [] {
+        const char *env = std::getenv("DECONV_CPU_VARIANT");
+        return env && *env ? std::max(0, cpu_variant_rank(env)) : 0;
+    }();
+    return cap;
+}
+
+// The CPU variant: a search over the built variants this CPU runs, up to DECONV_CPU_VARIANT (a
+// capped tuning searched avx512 on an AVX-512 machine and filed it as the avx2 machine's best:
+// dilated_s1 "2.01x"); any variant name parses (a plan pinned to one this build or CPU lacks is
+// refused when it is made, naming it).
 Knob cpu_variant_knob() {
     Knob k{"cpu_variant", {"auto"}, nullptr, nullptr};
     for (const std::string &v : built_cpu_variants())
-        if (cpu_supports_variant(v)) k.values.push_back(v);
+        if (cpu_supports_variant(v) && cpu_variant_rank(v) >= variant_cap()) k.values.push_back(v);
     k.get = [](const Policy &p) { return p.cpu_variant.empty() ? std::string("auto") : p.cpu_variant; };
     k.set = [](Policy &p, const std::string &v) {
         if (v == "auto") {
@@ -278,20 +290,6 @@ Policy policy_from_environment() {
     }
     return p;
 }
-
-namespace {
-
-// DECONV_CPU_VARIANT's place in the variant order (cpu_variant_rank), 0 where unset or unknown:
-// a cap for testing the lower variants on a bigger CPU.
-int variant_cap() {
-    static const int cap = [] {
-        const char *env = std::getenv("DECONV_CPU_VARIANT");
-        return env && *env ? std::max(0, cpu_variant_rank(env)) : 0;
-    }();
-    return cap;
-}
-
-}  // namespace
 
 const std::string &default_cpu_variant() {
     static const std::string variant = [] {

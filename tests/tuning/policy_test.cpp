@@ -2,6 +2,8 @@
 // value is refused by name.
 #include "plan/policy.h"
 
+#include "kernels/halide_glue.h"
+
 #include "dispatch/implementations.h"
 
 #include "deconv/deconv.h"
@@ -42,6 +44,17 @@ TEST(Policy, EveryKnobValueRoundTrips) {
         }
     }
     EXPECT_GE(pairs, 40);
+}
+
+// The search's CPU variants start at the default one and stop at DECONV_CPU_VARIANT (CI runs this
+// under avx2 and sse41 too): a capped tuning files the best of the capped machine, not a variant
+// above the cap that the CPU happens to run.
+TEST(Policy, CpuVariantSearchStaysWithinTheCap) {
+    const auto values = deconv::detail::policy_knob_values("cpu_variant");
+    ASSERT_GE(values.size(), 2u);
+    EXPECT_EQ(values[1], deconv::cpu_variant());
+    const int best = deconv::detail::cpu_variant_rank(deconv::cpu_variant());
+    for (size_t i = 1; i < values.size(); i++) EXPECT_GE(deconv::detail::cpu_variant_rank(values[i]), best) << values[i];
 }
 
 TEST(Policy, OverlayKeepsPinsOfBoth) {
