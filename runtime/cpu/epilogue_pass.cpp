@@ -1,6 +1,7 @@
 #include "cpu/epilogue_pass.h"
 
 #include "cpu/fused_epilogue.h"
+#include "cpu/quantize_rows.h"
 
 #include "kernels/half_conversion.h"
 #include "kernels/tensor_copy.h"
@@ -233,66 +234,39 @@ struct EpilogueRun {
     size_t acc_elem, dst_elem;
     int64_t acc_step, dst_step;
     std::vector<T> bias, scale;  // per channel, converted once per run
-    // Quantized rows (quantize_row): the post-op slot, and whether the run takes them.
+    // Quantized rows (quantize_rows): the post-op slot, and whether the run takes them.
     bool quantize = false;
     float alpha = 1, hi = 0;
     int64_t period = 0;  // channels-last rows: values per repetition of `bias` and `scale`
     int vector_bits = 256;
 };
 
-// An 8-bit row of a quantized layer, every stage in one loop whose values stay in registers:
-// dense f32 or i32 sums, a post-op list that folds into one slot (fold_store_post_ops: a relu of
-// slope alpha <= 1, then the bound hi), no sum. The same operations in the same order as the
-// stage loops, so the same values: (v + bias) * scale, the slot, + zero point, saturated, rounded
-// half to even (adding and subtracting 1.5 * 2^23 rounds any value of magnitude below 2^22, which
-// the saturated ones are), a NaN to 0. The stage loops kept each stage's values in a chunk in
-// memory: 1 cycle per element (fcn8s_upscore8 as u8: 44% of the run).
-template <bool PerElement, typename A, typename I>
-DECONV_INLINE void quantize_row(const A *__restrict a, I *__restrict d, int64_t n, const float *__restrict b,
-                                const float *__restrict s, float alpha, float hi, float zero_point) {
-    // (Restricted: 8-bit stores may alias anything, and the loop ran scalar behind its alias
-    // checks on rows of 210 channels-last values.)
-    const float lo8 = (float)std::numeric_limits<I>::min(), hi8 = (float)std::numeric_limits<I>::max();
-    const float magic = 12582912.0f;
-    for (int64_t i = 0; i < n; i++) {
-        float v = ((float)a[i] + (PerElement ? b[i] : b[0])) * (PerElement ? s[i] : s[0]);
-        const float m = alpha * v;
-        v = v > 0 ? v : m;
-        v = hi < v ? hi : v;
-        v += zero_point;
-        const float c = std::min(std::max(v, lo8), hi8);
-        const float r = (c + magic) - magic;
-        d[i] = v != v ? I(0) : (I)r;
-    }
-}
-
-template <typename A, typename I>
-DECONV_INLINE void quantize_rows_as(const EpilogueRun<float> &r, int64_t begin, int64_t end) {
-    const float zp = (float)r.e->dst_zero_point;
+// Quantized rows (cpu/quantize_rows.h): the channels-last ones in periods of their repeated
+// per-channel values.
+void quantize_rows(const EpilogueRun<float> &r, int64_t begin, int64_t end) {
+    QuantizeRow q;
+    q.per_value = r.channel_inner;
+    q.alpha = r.alpha;
+    q.hi = r.hi;
+    q.zero_point = (float)r.e->dst_zero_point;
+    const size_t acc_size = dtype_size(r.acc_t), dst_size = dtype_size(r.types.dst);
     for (int64_t row = begin; row < end; row++) {
         int64_t off[2], c_row = 0;
         row_offsets(r.rows, row, off, r.channel_inner ? -1 : r.c_axis, &c_row);
-        const A *a = (const A *)r.acc + off[0];
-        I *d = (I *)r.dst + off[1];
-        if (r.channel_inner) {
-            for (int64_t x = 0; x < r.rows.length; x += r.period) {
-                quantize_row<true>(a + x, d + x, std::min(r.period, r.rows.length - x), r.bias.data(), r.scale.data(),
-                                   r.alpha, r.hi, zp);
-            }
-        } else {
-            quantize_row<false>(a, d, r.rows.length, &r.bias[c_row], &r.scale[c_row], r.alpha, r.hi, zp);
+        const uint8_t *a = r.acc + off[0] * (int64_t)acc_size;
+        uint8_t *d = r.dst + off[1] * (int64_t)dst_size;
+        if (!r.channel_inner) {
+            q.bias = &r.bias[c_row];
+            q.scale = &r.scale[c_row];
+            quantize_row(r.acc_t, a, r.types.dst, d, r.rows.length, q, r.vector_bits);
+            continue;
         }
-    }
-}
-
-DECONV_INLINE void quantize_rows(const EpilogueRun<float> &r, int64_t begin, int64_t end) {
-    const bool u8 = r.types.dst == DType::u8;
-    if (r.acc_t == DType::f32) {
-        if (u8) quantize_rows_as<float, uint8_t>(r, begin, end);
-        else quantize_rows_as<float, int8_t>(r, begin, end);
-    } else {
-        if (u8) quantize_rows_as<int32_t, uint8_t>(r, begin, end);
-        else quantize_rows_as<int32_t, int8_t>(r, begin, end);
+        q.bias = r.bias.data();
+        q.scale = r.scale.data();
+        for (int64_t x = 0; x < r.rows.length; x += r.period) {
+            quantize_row(r.acc_t, a + x * (int64_t)acc_size, r.types.dst, d + x * (int64_t)dst_size,
+                         std::min(r.period, r.rows.length - x), q, r.vector_bits);
+        }
     }
 }
 
@@ -427,8 +401,10 @@ void run_epilogue(const EpilogueValues &ev, DType acc_t, const uint8_t *acc, con
         // whole 64-byte vectors (lcm(C, 64) values) with the per-channel values repeated over one
         // period (rows of C values each left a scalar remainder: fcn8s_upscore8_nxc as u8, 21
         // channels, 3.4 -> 1.4 ms).
+        // (And at least 1024 values a period: a call per period.)
         const int64_t c = m_shape[inner];
         repeat = 64 / std::gcd<int64_t>(c, 64);
+        while (c * repeat < 1024) repeat *= 2;
         if (c * repeat > 16384) repeat = 1;
         m_shape[inner] *= m_shape[inner - 1];
         for (std::vector<int64_t> *v : {&m_shape, &m_acc, &m_dst}) v->erase(v->end() - 2);
