@@ -2,6 +2,7 @@
 
 #include "cpu/fused_epilogue.h"
 #include "cpu/quantize_rows.h"
+#include "cpu/vector_math.h"
 
 #include "kernels/half_conversion.h"
 #include "kernels/tensor_copy.h"
@@ -101,6 +102,52 @@ T eltwise(Eltwise alg, T v, T a, T b) {
     return v;
 }
 
+// The eltwise ops through exp and tanh on f32 chunks, on the vectorizable exp_small and tanh_f32
+// (cpu/vector_math.h); false for the others (erf's gelu keeps the C library's erf), which run
+// on the C library's functions.
+DECONV_INLINE bool apply_exp_eltwise(Eltwise alg, float *v, int64_t n, float a) {
+    switch (alg) {
+    case Eltwise::tanh:
+        for (int64_t i = 0; i < n; i++) v[i] = tanh_f32(v[i]);
+        return true;
+    case Eltwise::gelu_tanh: {
+        const float k = 0.7978845608028654f;  // sqrt(2 / pi)
+        for (int64_t i = 0; i < n; i++) {
+            const float x = v[i];
+            v[i] = 0.5f * x * (1.f + tanh_f32(k * (x + 0.044715f * x * x * x)));
+        }
+        return true;
+    }
+    case Eltwise::elu:
+        // (e^x - 1 is exact where e^x is within a factor of 2 of 1; below -80, -a.)
+        for (int64_t i = 0; i < n; i++) {
+            const float x = v[i], m = a * (exp_small(x) - 1.f);
+            v[i] = x > 0 ? x : (x != x ? x : m);
+        }
+        return true;
+    case Eltwise::logistic:
+    case Eltwise::swish: {
+        // logistic(x) = 1 / (1 + e^t), swish(x) = x / (1 + e^t), t = -x or -a x. Past t = 80,
+        // where 1 + e^-t is 1 in f32, the value is top * e^-t, computed as (top * e^(70 - t)) *
+        // e^-70 so that it rounds once where it is subnormal; past 150 it is 0 (a chunk of such
+        // values ran on the C library's exp: 1000 channels' sums are that large, and their
+        // layers gained nothing).
+        const float k = alg == Eltwise::swish ? -a : -1.f;
+        const float e70 = 3.975449735908647e-31f;  // e^-70
+        const bool swish = alg == Eltwise::swish;
+        for (int64_t i = 0; i < n; i++) {
+            const float x = v[i], t = k * x, top = swish ? x : 1.f;
+            const float in = top / (1.f + exp_small(t));
+            const float out = t > 150.f ? top * 0.f : (top * exp_small(70.f - t)) * e70;
+            const float r = t > 80.f ? out : in;
+            v[i] = t != t ? t : r;
+        }
+        return true;
+    }
+    default: return false;
+    }
+}
+
 // One chunk's stage loops, kept separate so each vectorizes.
 template <typename T>
 DECONV_INLINE void apply_eltwise(Eltwise alg, T *v, int64_t n, T a, T b) {
@@ -123,6 +170,9 @@ DECONV_INLINE void apply_eltwise(Eltwise alg, T *v, int64_t n, T a, T b) {
         for (int64_t i = 0; i < n; i++) v[i] = std::min(std::max(v[i], T(0)), a);
         return;
     default:
+        if constexpr (std::is_same<T, float>::value) {
+            if (apply_exp_eltwise(alg, v, n, a)) return;
+        }
         for (int64_t i = 0; i < n; i++) v[i] = eltwise(alg, v[i], a, b);
     }
 }

@@ -871,6 +871,41 @@ std::vector<QCase> eltwise_cases() {
 }
 INSTANTIATE_TEST_SUITE_P(Eltwise, QuantizedCase, ::testing::ValuesIn(eltwise_cases()), case_name);
 
+// The exp and tanh post-ops far from zero (runtime/cpu/vector_math.h), to f32 values: tanh, elu
+// and gelu_tanh over about +-60 (tanh's clamp, elu's floor), and logistic and swish shifted to
+// arguments where 1 + e^t is 1 in f32 (t > 80), where their values are subnormal (t > 87) and
+// where they are zero (t past about 104, swish's branch past 150). Swish's slope is 1 here: the
+// f32 product a x rounds the exponent's argument, which e^t amplifies t times, beyond the
+// reference's 8 ulps for any other slope (in the C library's expf as in ours).
+std::vector<QCase> exp_range_cases() {
+    struct R {
+        Eltwise alg;
+        float alpha, shift;
+        double target;
+        const char *name;
+    };
+    std::vector<QCase> v;
+    uint32_t seed = 1300;
+    for (const R &r : {R{Eltwise::tanh, 0, 0, 60, "tanh_wide"}, R{Eltwise::elu, 0.8f, 0, 60, "elu_wide"},
+                       R{Eltwise::gelu_tanh, 0, 0, 60, "gelu_tanh_wide"},
+                       R{Eltwise::logistic, 0, -100, 25, "logistic_far"},
+                       R{Eltwise::swish, 1.0f, -120, 40, "swish_far"}}) {
+        QCase c;
+        c.geo = geometry("r2_k3s2p1_op1");
+        c.types = {DType::u8, DType::i8, DType::f32};
+        c.src_zp = 100;
+        c.bias = DType::f32;
+        c.target = r.target;
+        if (r.shift != 0) c.post_ops.push_back(PostOp::eltwise(Eltwise::linear, 1.0f, r.shift));
+        c.post_ops.push_back(PostOp::eltwise(r.alg, r.alpha, 0));
+        c.seed = seed++;
+        c.name = std::string(r.name) + "_u8s8f32";
+        v.push_back(c);
+    }
+    return v;
+}
+INSTANTIATE_TEST_SUITE_P(ExpRange, QuantizedCase, ::testing::ValuesIn(exp_range_cases()), case_name);
+
 // The sum post-op (scale and zero point) on every dst, and chains of post-ops.
 std::vector<QCase> sum_cases() {
     std::vector<QCase> v;
@@ -1003,6 +1038,7 @@ TEST(QuantizedCases, ListsAreComplete) {
     EXPECT_EQ(sum_cases().size(), 11u);
     EXPECT_EQ(run_args_cases().size(), 7u);
     EXPECT_EQ(staged_cases().size(), 32u);
+    EXPECT_EQ(exp_range_cases().size(), 5u);
     // The reference's eltwise enum mirrors the library's, in order.
     const auto all = dr::all_qeltwise();
     ASSERT_EQ(all.size(), eltwise_params().size());
