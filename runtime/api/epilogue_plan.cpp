@@ -448,11 +448,14 @@ void run_with_epilogue(const Plan::Impl &p, const ConstTensorView &input, const 
         detail::apply_epilogue(ev, acc.dtype, output.data, out_st, output.data, out_st, out_shape, c_axis);
         return;
     }
-    // f32 and f64 layers without a sum accumulate into the output itself, and the pass runs in
-    // place there.
+    // f32 and f64 layers without a sum accumulate into the output itself, and the pass runs on
+    // each of the run's slices as it is computed, or in place after the run.
     if (same_type && !has_sum(p.epilogue)) {
+        const detail::OutputStage stage{&ev, acc.dtype, output.data, out_st, (uint8_t *)output.data, out_st, c_axis};
+        detail::FusedEpilogueScope scope(nullptr, &stage);
         run_plan(ConstTensorView(input.data, p.dtype, p.input_shape, in_st),
                  TensorView{output.data, p.dtype, out_shape, out_st});
+        if (scope.taken()) return;
         detail::apply_epilogue(ev, acc.dtype, output.data, out_st, output.data, out_st, out_shape, c_axis);
         return;
     }

@@ -1524,6 +1524,27 @@ TEST(FloatLayerBias, WithPostOps) {
     EXPECT_GT(ran, 0);
 }
 
+// A bias and a tanh (the pass, not the store) on layers whose run computes in slices of its own
+// (a batch's images; row slabs of channels-last layers): the pass runs on each slice as it is
+// computed (cpu/output_stage.h), in both layouts, f32 and f64.
+TEST(FloatLayerBias, PassOnEachSliceOfTheRun) {
+    const Geometry images{"images_r2_n8_g2_k3s2", true, {8, 4, 6, 7}, {2, 2, 3, 3, 3}, attrs({2, 2}, {1, 0}, {0, 1}, {}, {1, 0}), std::nullopt};
+    const Geometry rows{"rows_r2_dw16_k4s2p1", true, {1, 16, 205, 40}, {16, 1, 1, 4, 4}, attrs({2, 2}, {1, 1}, {1, 1}), std::nullopt};
+    int ran = 0, skipped = 0;
+    uint32_t seed = 2300;
+    for (DType t : {DType::f32, DType::f64})
+        for (const Geometry *g : {&images, &rows})
+            for (DataFormat fmt : {DataFormat::NCX, DataFormat::NXC}) {
+                if (!deconv_test::dtype_built(t)) {
+                    skipped++;
+                    continue;
+                }
+                check_float_case(FloatCase{t, t, {PostOp::eltwise(Eltwise::tanh)}, *g, fmt, seed++}, &ran);
+            }
+    EXPECT_EQ(ran + skipped, 8);
+    EXPECT_GT(ran, 0);
+}
+
 // A bias with a relu, clip or bounded_relu list runs in the kernels' store (conv_stages.h,
 // StoreEpilogue): every kernel family a layer class reaches, the fill of phases no tap reaches,
 // and output channel blocks (the bias view moves with each block), in both layouts. The same
