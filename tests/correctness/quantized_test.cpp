@@ -983,10 +983,10 @@ std::vector<QCase> run_args_cases() {
 INSTANTIATE_TEST_SUITE_P(RunArgs, QuantizedCase, ::testing::ValuesIn(run_args_cases()), case_name);
 
 // Layers of few channels per group, which accumulate on the f32 kernels, run in slices of the
-// executor's own (row slabs, pinned: channels last; a batch's images): the epilogue as each
-// slice's output stage (cpu/output_stage.h), through the fused quantizing rows (a relu or a
-// bound: kinds 0, 1) and the stage loops (a sum, an f32 dst: 2, 3), partial last slabs; the
-// channels-first slabs through the pass after the whole run.
+// executor's own (row slabs, pinned; a batch's images): the epilogue as each slice's output
+// stage (cpu/output_stage.h) where the executor takes it (channels-first images, channels-last
+// slabs), through the fused quantizing rows (a relu or a bound: kinds 0, 1) and the stage loops
+// (a sum, an f32 dst: 2, 3), partial last slabs; the others through the pass after the run.
 std::vector<QCase> staged_cases() {
     const std::vector<Geometry> geos = {
         // 78 output rows: slabs of 8, the last of 6.
