@@ -68,18 +68,15 @@ void run_phase_kernels(const Plan::Impl &p, const ConstTensorView &input, std::v
     const size_t filter_bytes = packed.data.size() + packed.interleaved.data.size();
     const bool strided_input = in_st.back() != 1;
     // An output stage offered for this run (cpu/output_stage.h) writes the caller's output from
-    // slices that compute into buffers of their own, as the copy of a dense output does: images
-    // of channels-first layers, row slabs of channels-last ones; the layer's slicing decides
-    // whether there are such slices. (Channels-first slabs split every phase's call per slab:
-    // the whole run and a pass after it were faster, fcn8s_upscore8 as u8 1.16 ms against 1.57;
-    // channels last, 1.35 against 2.03. Channels-last images slice by the output's bytes then,
-    // not the input's: dcgan_l5_nxc with a bias and a tanh 3.05 -> 3.4 ms; channels first, 3.7
-    // -> 2.7.)
+    // slices that compute into buffers of their own, as the copy of a dense output does: images,
+    // and row slabs of channels-last layers; the layer's slicing decides whether there are such
+    // slices. (Channels-first slabs split every phase's call per slab: the whole run and a pass
+    // after it were faster, fcn8s_upscore8 as u8 1.16 ms against 1.57; channels last, 1.35
+    // against 2.03. dcgan_l5 with a bias and a tanh: 3.7 -> 2.7 ms.)
     const OutputStage *stage = offered_output_stage(output.data, out_st);
     if (stage) {
         const Slicing staged = slicing(p, p.border_copy || p.channels_in_rows || strided_input, true, filter_bytes, elem);
-        const bool nxc = fmt == DataFormat::NXC;
-        if ((staged.images && !nxc) || (staged.slab_rows > 0 && nxc)) take_output_stage();
+        if (staged.images || (staged.slab_rows > 0 && fmt == DataFormat::NXC)) take_output_stage();
         else stage = nullptr;
     }
     // Edge windows (CpuConf::EdgeWindows) read the caller's input where it is dense (not under
