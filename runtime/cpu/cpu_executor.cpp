@@ -74,10 +74,15 @@ void run_phase_kernels(const Plan::Impl &p, const ConstTensorView &input, std::v
     // after it were faster, fcn8s_upscore8 as u8 1.16 ms against 1.57; channels last, 1.35
     // against 2.03. dcgan_l5 with a bias and a tanh: 3.7 -> 2.7 ms.)
     const OutputStage *stage = offered_output_stage(output.data, out_st);
+    std::optional<Slicing> staged;  // the run's slicing, where the stage is taken
     if (stage) {
-        const Slicing staged = slicing(p, p.border_copy || p.channels_in_rows || strided_input, true, filter_bytes, elem);
-        if (staged.images || (staged.slab_rows > 0 && fmt == DataFormat::NXC)) take_output_stage();
-        else stage = nullptr;
+        const Slicing s = slicing(p, p.border_copy || p.channels_in_rows || strided_input, true, filter_bytes, elem);
+        if (s.images || (s.slab_rows > 0 && fmt == DataFormat::NXC)) {
+            take_output_stage();
+            staged = s;
+        } else {
+            stage = nullptr;
+        }
     }
     // Edge windows (CpuConf::EdgeWindows) read the caller's input where it is dense (not under
     // slices of the output).
@@ -97,7 +102,8 @@ void run_phase_kernels(const Plan::Impl &p, const ConstTensorView &input, std::v
     const bool needs_dense_output = out_st.back() != 1 || stage;
     // Slices (Slicing): each copies its own part of the input, runs its kernels, and copies its
     // part of a dense output back.
-    const Slicing slices = slicing(p, copies_input, needs_dense_output, filter_bytes, elem);
+    // (With a stage, edge windows are off, and the slicing above is the same call's.)
+    const Slicing slices = staged ? *staged : slicing(p, copies_input, needs_dense_output, filter_bytes, elem);
     // Part `shape` of the output at image n0 and row y0 of the outermost axis, held in `src` with
     // strides `src_st`, to the caller's output.
     const auto deliver = [&](const uint8_t *src, const std::vector<int64_t> &src_st, const std::vector<int64_t> &shape,

@@ -5,7 +5,9 @@
 #include "cpu/vector_math.h"
 
 #include "kernels/half_conversion.h"
+#include "kernels/kernel_call.h"
 #include "kernels/tensor_copy.h"
+#include "kernels/x86_features.h"
 
 #include "HalideRuntime.h"
 
@@ -375,10 +377,6 @@ __attribute__((target("avx2,fma"))) void epilogue_rows_avx2(const EpilogueRun<fl
 __attribute__((target("avx2,fma"))) void epilogue_rows_avx2(const EpilogueRun<double> &r, int64_t b, int64_t e) {
     epilogue_rows<double>(r, b, e);
 }
-bool cpu_has_avx2_fma() {
-    static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    return has;
-}
 // And 16 wide where the run's CPU variant is avx512 (EpilogueValues::vector_bits).
 #define DECONV_AVX512 target("avx512f,avx512bw,avx512dq,avx512vl,fma,prefer-vector-width=512")
 __attribute__((DECONV_AVX512)) void epilogue_rows_avx512(const EpilogueRun<float> &r, int64_t b, int64_t e) {
@@ -386,11 +384,6 @@ __attribute__((DECONV_AVX512)) void epilogue_rows_avx512(const EpilogueRun<float
 }
 __attribute__((DECONV_AVX512)) void epilogue_rows_avx512(const EpilogueRun<double> &r, int64_t b, int64_t e) {
     epilogue_rows<double>(r, b, e);
-}
-bool cpu_has_avx512() {
-    static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
-    return has;
 }
 #endif
 
@@ -537,8 +530,7 @@ void apply_epilogue(const EpilogueValues &v, DType acc_t, const void *acc, const
 
 void quantized_to_dense(DType from, int32_t zero_point, const void *src, const std::vector<int64_t> &src_st,
                         const std::vector<int64_t> &shape, DType to, void *dst) {
-    std::vector<int64_t> dense(shape.size(), 1);
-    for (int a = (int)shape.size() - 2; a >= 0; a--) dense[a] = dense[a + 1] * shape[a + 1];
+    const std::vector<int64_t> dense = dense_strides(shape);
     // Axes laid out alike in both merge (a dense input is one row), and a long row splits into
     // rows the threads share: row by row, each of an NXC layer's positions cost an index walk
     // for its few channels (ov_spec_2d_nxc as u8, 20 channels: 17% of the run).

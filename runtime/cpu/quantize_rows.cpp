@@ -1,5 +1,7 @@
 #include "cpu/quantize_rows.h"
 
+#include "kernels/x86_features.h"
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -133,15 +135,6 @@ __attribute__((target("avx2,fma"))) void row_avx2(const A *a, I *d, int64_t n, c
     }
 }
 
-bool has_avx512() {
-    static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
-    return has;
-}
-bool has_avx2() {
-    static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    return has;
-}
 #endif
 
 template <bool PerValue, typename A, typename I>
@@ -149,8 +142,8 @@ void row(const void *acc, void *dst, int64_t n, const QuantizeRow &q, int vector
     const A *a = (const A *)acc;
     I *d = (I *)dst;
 #if DECONV_QUANTIZE_X86
-    if (vector_bits >= 512 && has_avx512()) return row_avx512<PerValue>(a, d, n, q);
-    if (vector_bits >= 256 && has_avx2()) return row_avx2<PerValue>(a, d, n, q);
+    if (vector_bits >= 512 && cpu_has_avx512()) return row_avx512<PerValue>(a, d, n, q);
+    if (vector_bits >= 256 && cpu_has_avx2_fma()) return row_avx2<PerValue>(a, d, n, q);
 #endif
     (void)vector_bits;
     row_portable<PerValue>(a, d, n, q);

@@ -1,5 +1,7 @@
 #include "kernels/tensor_copy.h"
 
+#include "kernels/x86_features.h"
+
 #include "HalideRuntime.h"
 
 #include <algorithm>
@@ -120,10 +122,6 @@ void transpose8x8_u8_sse2(const uint8_t *s, int64_t s_row, uint8_t *d, int64_t d
     }
 }
 
-bool have_avx2() {
-    static const bool yes = __builtin_cpu_supports("avx2");
-    return yes;
-}
 #endif
 
 #if defined(__x86_64__)
@@ -179,7 +177,7 @@ void copy_rows(const CopyPlan &c, const uint8_t *src, uint8_t *dst, int64_t x0, 
 #if defined(__x86_64__)
     if (c.s_cross == 1 && c.d_inner == 1) {
         if constexpr (sizeof(T) == 4) {
-            if (have_avx2())
+            if (cpu_has_avx2())
                 return copy_8x8_tiles<uint32_t>(c, src, dst, x0, x1, i0, i1, transpose8x8_avx2, transpose_edge_avx2);
         } else if constexpr (sizeof(T) == 2) {
             return copy_8x8_tiles<uint16_t>(c, src, dst, x0, x1, i0, i1, transpose8x8_u16_sse2);
