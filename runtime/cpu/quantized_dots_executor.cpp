@@ -88,7 +88,12 @@ void widen_less_zero_point(const uint8_t *s, int16_t *d, size_t count, bool sign
 
 bool quant_dots_take(const Plan::Impl &p) { return !p.geo.forward; }
 
-bool quant_dots_prefer(const Plan::Impl &p) { return p.geo.c_out >= kQuantDotsMinChannels && p.geo.c_in >= 4; }
+bool quant_dots_prefer(const Plan::Impl &p) {
+    // A pinned quant_dots (quads or pairs) runs the kernels it names.
+    const Policy::QuantDots pin = p.acc_plan ? p.acc_plan->policy.quant_dots : p.policy.quant_dots;
+    if (pin == Policy::QuantDots::Quads || pin == Policy::QuantDots::Pairs) return true;
+    return p.geo.c_out >= kQuantDotsMinChannels && p.geo.c_in >= 4;
+}
 
 int64_t quant_dots_channels(int64_t c_out) { return std::max<int64_t>(c_out, kQuantDotsMinChannels); }
 

@@ -1024,6 +1024,24 @@ std::vector<QCase> staged_cases() {
 }
 INSTANTIATE_TEST_SUITE_P(Staged, QuantizedCase, ::testing::ValuesIn(staged_cases()), case_name);
 
+// The staged layers (few channels per group) with the dot-product kernels pinned: their output
+// channels padded to a vector and their input channels to a quad or pair, into the scratch whose
+// channels are copied out. The rules leave such layers on the plain plans; a pin runs the kernels
+// it names (the tuner searches it), where the build has them.
+std::vector<QCase> few_channel_pinned_cases() {
+    std::vector<QCase> v;
+    for (const char *pin : {"pairs", "quads"})
+        for (QCase c : staged_cases()) {
+            if (c.post_ops.size() != 1 || c.post_ops[0].alg == Eltwise::tanh) continue;  // kinds 0 and 1
+            c.schedule += std::string(c.schedule.empty() ? "" : " ") + "quant_dots=" + pin;
+            c.name += std::string("_") + pin;
+            v.push_back(c);
+        }
+    return v;
+}
+INSTANTIATE_TEST_SUITE_P(FewChannelsPinned, QuantizedCase, ::testing::ValuesIn(few_channel_pinned_cases()),
+                         case_name);
+
 TEST(QuantizedCases, ListsAreComplete) {
     // A list that lost its cases would pass by running none.
     EXPECT_EQ(dtype_cases().size(), 2u * 5u * 3u * 3u);
@@ -1038,6 +1056,7 @@ TEST(QuantizedCases, ListsAreComplete) {
     EXPECT_EQ(sum_cases().size(), 11u);
     EXPECT_EQ(run_args_cases().size(), 7u);
     EXPECT_EQ(staged_cases().size(), 32u);
+    EXPECT_EQ(few_channel_pinned_cases().size(), 32u);
     EXPECT_EQ(exp_range_cases().size(), 5u);
     // The reference's eltwise enum mirrors the library's, in order.
     const auto all = dr::all_qeltwise();
@@ -1991,6 +2010,22 @@ TEST(QuantizedErrors, FloatPlanWithBiasNeedsRunArgs) {
         EXPECT_TRUE(deconv_test::message_names(err.what(), {"bias", "RunArgs", "epilogue"}));
     }
     EXPECT_EQ(y.payload(), before);
+}
+
+// A pinned quant_dots runs a few-channel layer (3 output channels per group) on the dot-product
+// kernels the rules leave it off.
+TEST(QuantizedKernels, APinTakesFewChannelLayersToTheDotProducts) {
+    Epilogue e;
+    e.scale_mode = deconv::ScaleMode::per_tensor;
+    e.scales = {0.5f};
+    deconv::ExecOptions pinned;
+    pinned.schedule = "quant_dots=pairs";
+    for (const deconv::ExecOptions &o : {deconv::ExecOptions{}, pinned}) {
+        const Plan plan = Plan::create(Op::GroupConvolutionBackpropData, kU8S8U8, {1, 8, 6, 6}, {1, 8, 3, 3, 3},
+                                       attrs({2, 2}, {1, 1}, {1, 1}), std::nullopt, o, e);
+        const std::string d = plan.describe();
+        EXPECT_EQ(d.find("pairs") != std::string::npos, !o.schedule.empty()) << d;
+    }
 }
 
 // The quads run where the CPU has their instruction: sdot on ARM64's dotprod_fp16 variant (a

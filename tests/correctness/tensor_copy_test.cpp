@@ -1,5 +1,5 @@
 // The dispatcher's strided copies (runtime/kernels/tensor_copy.cpp) against element-by-element copies:
-// transposes of every size around the 8x8 tiles and their masked edges (the layout twins'
+// transposes of every size around the 8x8 (and bytes' 16x16) tiles and their masked edges (the layout twins'
 // channel-position transposes), the cross and inner axes' chunks, and the element sizes of every dtype.
 #include "kernels/tensor_copy.h"  // runtime/
 
@@ -83,10 +83,11 @@ TEST(TensorCopy, TransposesOfEverySizeAroundTheTiles) {
 // Transposes whose inner axis (the destination's rows) spans several of the copy's inner chunks
 // (1024 elements): a 3D twin's output of one image, [X, C] to [C, X], and the way back, with
 // ragged chunk ends, channel counts under and over a tile, outer axes and padded source rows,
-// past the parallel threshold.
+// past the parallel threshold; and rows 4 KiB apart, which the byte transposes take on their
+// 8x8 tiles (16 such rows share one L1 set).
 TEST(TensorCopy, TransposesAcrossInnerChunks) {
     for (const std::vector<int64_t> &shape :
-         std::vector<std::vector<int64_t>>{{2500, 70}, {3001, 5}, {2, 2049, 64}, {1, 4100, 13}}) {
+         std::vector<std::vector<int64_t>>{{2500, 70}, {3001, 5}, {2, 2049, 64}, {1, 4100, 13}, {40, 4096}}) {
         std::vector<size_t> order(shape.size()), swapped;
         std::iota(order.begin(), order.end(), 0);
         swapped = order;
