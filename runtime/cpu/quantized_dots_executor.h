@@ -49,7 +49,7 @@ int64_t quant_dots_channels(int64_t c_out);
 // Whether the dot-product kernels serve `p` better than the plain f32 plan where that is exact:
 // a vector of output channels and a quad of input channels per group. Padded out, depthwise and
 // few-channel layers ran at 0.07-0.26x oneDNN's int8 (fcn8s_upscore8_nxc, 21 channels, 16x
-// padding; centernet_dla_dw_nxc, depthwise).
+// padding; centernet_dla_dw_nxc, depthwise). A pinned quant_dots (quads or pairs) always.
 bool quant_dots_prefer(const Plan::Impl &p);
 
 // The epilogue the kernel applies in its store (its run-time inputs).
