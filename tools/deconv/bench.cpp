@@ -357,7 +357,7 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
     const int hw_threads = static_cast<int>(std::thread::hardware_concurrency());
     const bool peak_measured = !(opt.peak_gflops > 0) && opt.exec.device == deconv::Device::CPU;
     const double peak_gflops = opt.peak_gflops > 0 ? opt.peak_gflops
-                               : peak_measured ? measure_fp32_peak_gflops(opt.threads > 0 ? opt.threads : hw_threads)
+                               : peak_measured ? measure_fp32_peak_gflops(opt.threads > 0 ? opt.threads : hw_threads, variant)
                                                : kUnmeasuredPeakGflops;
     for (Row &r : rows) {
         const double secs = r.ours.median_ms / 1e3;
@@ -483,7 +483,7 @@ int run_bench(std::vector<LayerSpec> layers, const BenchOptions &opt, std::ostre
         << (opt.threads > 0 ? std::to_string(opt.threads) : std::to_string(hw_threads) + " (default)")
         << ", oneDNN " << (with_onednn ? dnn_version : std::string("not compared")) << ", warmup "
         << opt.warmup << " (>= " << fmt("%g", opt.warmup_ms) << " ms), repeats " << opt.repeats << ", roofline " << fmt("%.0f", peak_gflops)
-        << " GFLOP/s" << (peak_measured ? " (measured FP32 FMA peak)" : "") << " / " << opt.peak_gbps << " GB/s\n\n";
+        << " GFLOP/s" << (peak_measured ? " (measured FP32 FMA peak, " + variant + " vectors)" : "") << " / " << opt.peak_gbps << " GB/s\n\n";
     char line[512];
     int dw = 5;  // the dtype column: wider for typed layers ("u8s8bf16")
     for (const Row &r : rows) dw = std::max(dw, static_cast<int>(dtype_label(r).size()));
