@@ -122,7 +122,6 @@ void transpose8x8_u8_sse2(const uint8_t *s, int64_t s_row, uint8_t *d, int64_t d
     }
 }
 
-
 // 16x16 tiles of bytes with SSE2: sixteen 16-byte row loads, four rounds of 16 unpacks (each
 // round interleaves row k with row k + 8: four rounds transpose 2^4 rows), sixteen 16-byte row
 // stores, per 256 elements: 0.375 instructions a byte where the 8x8 tiles take 0.5, and whole

@@ -77,7 +77,7 @@ using Loop = double (*)(int64_t, float *);
 // The vectors of the CPU variant the kernels run (DECONV_CPU_VARIANT caps it), within what the
 // CPU has: capped at AVX2 on a Zen 5, whose 512-bit FMAs double its peak, the AVX-512 loop put
 // every layer at half its share of the AVX2 peak.
-Loop widest_loop(const std::string &variant) {
+Loop variant_loop(const std::string &variant) {
     const bool avx512 = __builtin_cpu_supports("avx512f") && (variant.empty() || variant == "avx512");
     const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && variant != "sse41";
     if (avx512) return fma_avx512;
@@ -99,7 +99,7 @@ double fma_neon(int64_t iters, float *sink) {
     return 2.0 * 4 * kChains * (double)iters;
 }
 using Loop = double (*)(int64_t, float *);
-Loop widest_loop(const std::string &) { return fma_neon; }
+Loop variant_loop(const std::string &) { return fma_neon; }
 #else
 double mul_add_scalar(int64_t iters, float *sink) {
     float acc[kChains];
@@ -110,7 +110,7 @@ double mul_add_scalar(int64_t iters, float *sink) {
     return 2.0 * kChains * (double)iters;
 }
 using Loop = double (*)(int64_t, float *);
-Loop widest_loop(const std::string &) { return mul_add_scalar; }
+Loop variant_loop(const std::string &) { return mul_add_scalar; }
 #endif
 
 // One round: every thread runs `iters` steps, started together; GFLOP/s over the wall time.
@@ -138,7 +138,7 @@ double round_gflops(Loop loop, int threads, int64_t iters, double *seconds) {
 
 double measure_fp32_peak_gflops(int threads, const std::string &cpu_variant) {
     threads = std::max(threads, 1);
-    const Loop loop = widest_loop(cpu_variant);
+    const Loop loop = variant_loop(cpu_variant);
     // Steps per round: doubled until a round takes 10 ms (thread start-up is then a small part),
     // then the best of three rounds.
     int64_t iters = 1 << 12;
