@@ -250,12 +250,31 @@ int64_t channels_last_channel_block(const Plan::Impl &p, int64_t block) {
     return block_weight_bytes(p, block) > threshold(p, Threshold::BlockWeightBytes) ? tile : block;
 }
 
+namespace {
+
+// A phase's reduction over the taps that reach the input, at most: no more taps per axis than the
+// input's extent (a 1x1 input under a 4x4 kernel at stride 1: each output reads one tap's weights,
+// a sixteenth of the phase's).
+int64_t reached_phase_reduction(const Plan::Impl &p) {
+    const OpGeometry &g = p.geo;
+    int64_t taps = 1;
+    for (int i = 0; i < g.rank; i++)
+        taps *= std::min<int64_t>((g.kernel[i] + p.info.strides[i] - 1) / p.info.strides[i], g.in_spatial[i]);
+    return g.c_in * taps;
+}
+
+}  // namespace
+
 // Batch rows run every output channel in one call, or blocks of one channel tile where the
-// weights pass L2's share: each block serves all the images from L2 (dcgan_l2: 39.6 -> 30.4 ms).
+// weights the outputs read pass L2's share: each block serves all the images from L2 (dcgan_l2:
+// 39.6 -> 30.4 ms). Counted over the taps that reach the input: by the phase's whole kernel,
+// projections from a 1x1 input (100-256 -> 256-1024 channels, kernel 3-4, batch 16-64) ran in
+// blocks 1.24-1.47x slower than whole (bench/projection_layers.json).
 int64_t batch_rows_channel_block(const Plan::Impl &p) {
     const int64_t tile = p.tiles.four_position_channels;
     if (!rule_applies(p, Threshold::BatchRowsChannelBlock) || tile <= 0 || p.geo.c_out <= tile) return 0;
-    return block_weight_bytes(p, p.geo.c_out) > threshold(p, Threshold::BatchRowsWeightBytes) ? tile : 0;
+    const int64_t bytes = p.geo.c_out * reached_phase_reduction(p) * (int64_t)dtype_size(p.dtype);
+    return bytes > threshold(p, Threshold::BatchRowsWeightBytes) ? tile : 0;
 }
 
 namespace {

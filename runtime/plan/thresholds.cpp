@@ -196,7 +196,8 @@ constexpr ThresholdEntry kThresholdRows[] = {
     {Threshold::BatchRowsChannelBlock, "batch_rows_channel_block", {1, 1, 0},
      "rule applies: measured on x86-64 (dcgan_l2 39.6 -> 30.4 ms)", DECONV_RULE_LOG(batch_rows_channel_block)},
     {Threshold::BatchRowsWeightBytes, "batch_rows_weight_bytes", {1 * kMiB, 1 * kMiB, 1 * kMiB},
-     "weights per call past which batch rows run one channel tile at a time (1-1.5 kMiB: 0.77-1.64x)",
+     "weights a call's outputs read (taps reaching the input) past which batch rows run one channel "
+     "tile at a time (1-1.5 kMiB: 0.77-1.64x)",
      DECONV_RULE_LOG(batch_rows_channel_block)},
     // exact_channel_blocks
     {Threshold::ExactChannelBlocks, "exact_channel_blocks", {1, 0, 0},
