@@ -41,13 +41,24 @@ bool channel_dots_class(const Plan::Impl &p) {
            (g.rank < 2 || !unit_strides(p) || g.c_in >= threshold(p, Threshold::DotsStrideOneVectors) * lanes);
 }
 
-// A phase's reduction, at most: input channels x its taps.
-int64_t phase_reduction(const Plan::Impl &p) {
+namespace {
+
+// A phase's reduction, at most: input channels x its taps; `reached`: no more taps per axis than
+// the input's extent (a 1x1 input under a 4x4 kernel at stride 1: each output reads one tap's
+// weights, a sixteenth of the phase's).
+int64_t reduction(const Plan::Impl &p, bool reached) {
     const OpGeometry &g = p.geo;
     int64_t taps = 1;
-    for (int i = 0; i < g.rank; i++) taps *= (g.kernel[i] + p.info.strides[i] - 1) / p.info.strides[i];
+    for (int i = 0; i < g.rank; i++) {
+        const int64_t t = (g.kernel[i] + p.info.strides[i] - 1) / p.info.strides[i];
+        taps *= reached ? std::min<int64_t>(t, g.in_spatial[i]) : t;
+    }
     return g.c_in * taps;
 }
+
+}  // namespace
+
+int64_t phase_reduction(const Plan::Impl &p) { return reduction(p, false); }
 
 // 2D stride-2 layers of short phase reductions (or many groups) stay channels-first on the
 // interleaved position kernel: the twin's transposes cost more than its tiles save (4 groups of
@@ -234,9 +245,10 @@ bool one_tile_blocks(const Plan::Impl &p) {
     return tile > 0 && p.tiles.lanes >= threshold(p, Threshold::OneTileBlockLanes) && p.geo.c_out >= 2 * tile;
 }
 
-// Bytes of the weights one call of `channels` output channels reads over the densest phase.
-int64_t block_weight_bytes(const Plan::Impl &p, int64_t channels) {
-    return channels * phase_reduction(p) * (int64_t)dtype_size(p.dtype);
+// Bytes of the weights one call of `channels` output channels reads over the densest phase
+// (`reached`: over the taps that reach the input, reduction()).
+int64_t block_weight_bytes(const Plan::Impl &p, int64_t channels, bool reached = false) {
+    return channels * reduction(p, reached) * (int64_t)dtype_size(p.dtype);
 }
 
 }  // namespace
@@ -250,21 +262,6 @@ int64_t channels_last_channel_block(const Plan::Impl &p, int64_t block) {
     return block_weight_bytes(p, block) > threshold(p, Threshold::BlockWeightBytes) ? tile : block;
 }
 
-namespace {
-
-// A phase's reduction over the taps that reach the input, at most: no more taps per axis than the
-// input's extent (a 1x1 input under a 4x4 kernel at stride 1: each output reads one tap's weights,
-// a sixteenth of the phase's).
-int64_t reached_phase_reduction(const Plan::Impl &p) {
-    const OpGeometry &g = p.geo;
-    int64_t taps = 1;
-    for (int i = 0; i < g.rank; i++)
-        taps *= std::min<int64_t>((g.kernel[i] + p.info.strides[i] - 1) / p.info.strides[i], g.in_spatial[i]);
-    return g.c_in * taps;
-}
-
-}  // namespace
-
 // Batch rows run every output channel in one call, or blocks of one channel tile where the
 // weights the outputs read pass L2's share: each block serves all the images from L2 (dcgan_l2:
 // 39.6 -> 30.4 ms). Counted over the taps that reach the input: by the phase's whole kernel,
@@ -273,8 +270,7 @@ int64_t reached_phase_reduction(const Plan::Impl &p) {
 int64_t batch_rows_channel_block(const Plan::Impl &p) {
     const int64_t tile = p.tiles.four_position_channels;
     if (!rule_applies(p, Threshold::BatchRowsChannelBlock) || tile <= 0 || p.geo.c_out <= tile) return 0;
-    const int64_t bytes = p.geo.c_out * reached_phase_reduction(p) * (int64_t)dtype_size(p.dtype);
-    return bytes > threshold(p, Threshold::BatchRowsWeightBytes) ? tile : 0;
+    return block_weight_bytes(p, p.geo.c_out, true) > threshold(p, Threshold::BatchRowsWeightBytes) ? tile : 0;
 }
 
 namespace {

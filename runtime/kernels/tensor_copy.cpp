@@ -138,7 +138,6 @@ void transpose16x16_u8_sse2(const uint8_t *s, int64_t s_row, uint8_t *d, int64_t
     }
     for (int i = 0; i < 16; i++) _mm_storeu_si128(reinterpret_cast<__m128i *>(d + i * d_row), a[i]);
 }
-
 #endif
 
 #if defined(__x86_64__)

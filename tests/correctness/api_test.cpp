@@ -1090,72 +1090,78 @@ TEST(BatchRows, NarrowPhasesOfWideBatches) {
     EXPECT_GT(ran, 0);
 }
 
-// Batch rows whose call would take more than 1 MiB of weights (every output channel x the phase
-// reduction) run in blocks of one channel tile (runtime/dispatch/layer_classes.cpp,
-// batch_rows_channel_block): 130 output channels (a last block of 2) from 1040 input channels,
-// kernel 4 stride 2 on rows of 4 inputs, 16 images, ranks 1 and 2, f32, every API. The blocks are
-// checked in the plan on x86-64, where nothing pins a knob.
-TEST(BatchRows, ChannelBlocksPastTheWeightLimit) {
-    if (!deconv_test::dtype_built(DType::f32)) GTEST_SKIP() << "f32 is not in this build";
+// Layers of 16 images, 1040 -> 130 output channels, ranks 1 and 2, f32, every API, for the batch
+// rows' channel blocks: `add_axis(p, rank, a)` adds spatial axis a of each, `check_plan` reads each
+// plan's describe(), and each result is checked against the reference. Returns how many ran.
+template <typename AddAxis, typename CheckPlan>
+int run_wide_batch_cases(uint32_t seed, const AddAxis &add_axis, const CheckPlan &check_plan) {
     int ran = 0;
     for (int rank : {1, 2}) {
         if (!deconv_test::rank_built(rank) || !deconv_test::rank_built(rank + 1)) continue;
-        std::mt19937 rng(static_cast<uint32_t>(97 + rank));
+        std::mt19937 rng(static_cast<uint32_t>(seed + rank));
         const GenCase c = grouped_random_case(DType::f32, rng, rank % 3, 16, 1, 1040, 130, [&](deconv_ref::Problem &p) {
-            for (int a = 0; a < rank; a++) {
-                const bool inner = a == rank - 1;
-                p.input_shape.push_back(inner ? 4 : 3);
-                p.filter_shape.push_back(inner ? 4 : 2);
-                p.strides.push_back(2);
-                p.pads_begin.push_back(1);
-                p.pads_end.push_back(inner ? 1 : 0);
-            }
+            for (int a = 0; a < rank; a++) add_axis(p, rank, a);
         });
         deconv::Attributes a = deconv_test::to_lib_attrs(c.p);
-        const std::string how = deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, DType::f32,
-                                                     c.p.input_shape, c.p.filter_shape, a)
-                                    .describe();
-        EXPECT_NE(how.find("batch rows"), std::string::npos) << how;
-#if defined(__x86_64__)
-        if (how.find("policy all auto") != std::string::npos)
-            EXPECT_NE(how.find("channel blocks of"), std::string::npos) << how;
-#endif
+        check_plan(deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, DType::f32, c.p.input_shape,
+                                        c.p.filter_shape, a)
+                       .describe());
         EXPECT_TRUE(deconv_test::run_and_check(c)) << deconv_ref::describe(c.p);
         ran++;
     }
+    return ran;
+}
+
+// Batch rows whose call would take more than 1 MiB of weights (every output channel x the phase
+// reduction) run in blocks of one channel tile (runtime/dispatch/layer_classes.cpp,
+// batch_rows_channel_block): 130 output channels (a last block of 2) from 1040 input channels,
+// kernel 4 stride 2 on rows of 4 inputs. The blocks are checked in the plan on x86-64, where
+// nothing pins a knob.
+TEST(BatchRows, ChannelBlocksPastTheWeightLimit) {
+    if (!deconv_test::dtype_built(DType::f32)) GTEST_SKIP() << "f32 is not in this build";
+    const int ran = run_wide_batch_cases(
+        97,
+        [](deconv_ref::Problem &p, int rank, int a) {
+            const bool inner = a == rank - 1;
+            p.input_shape.push_back(inner ? 4 : 3);
+            p.filter_shape.push_back(inner ? 4 : 2);
+            p.strides.push_back(2);
+            p.pads_begin.push_back(1);
+            p.pads_end.push_back(inner ? 1 : 0);
+        },
+        [](const std::string &how) {
+            EXPECT_NE(how.find("batch rows"), std::string::npos) << how;
+#if defined(__x86_64__)
+            if (how.find("policy all auto") != std::string::npos)
+                EXPECT_NE(how.find("channel blocks of"), std::string::npos) << how;
+#endif
+        });
     EXPECT_GT(ran, 0);
 }
 
 // Projections from a 1x1 input (kernel 4, stride 1: each output reads one tap) count the weights
 // of the taps that reach the input against that limit: 130 output channels from 1040 input
 // channels are 8.6 MB over the whole kernel but 0.54 MB per output, so batch rows run them in one
-// call (blocks ran 1.24-1.47x slower on such layers). Ranks 1 and 2, 16 images, f32.
+// call (blocks ran 1.24-1.47x slower on such layers).
 TEST(BatchRows, ProjectionsFromOneInputRunWhole) {
     if (!deconv_test::dtype_built(DType::f32)) GTEST_SKIP() << "f32 is not in this build";
-    int ran = 0;
-    for (int rank : {1, 2}) {
-        if (!deconv_test::rank_built(rank) || !deconv_test::rank_built(rank + 1)) continue;
-        std::mt19937 rng(static_cast<uint32_t>(131 + rank));
-        const GenCase c = grouped_random_case(DType::f32, rng, rank % 3, 16, 1, 1040, 130, [&](deconv_ref::Problem &p) {
-            for (int a = 0; a < rank; a++) {
-                p.input_shape.push_back(1);
-                p.filter_shape.push_back(4);
-                p.strides.push_back(1);
-                p.pads_begin.push_back(0);
-                p.pads_end.push_back(0);
-            }
-        });
-        deconv::Attributes a = deconv_test::to_lib_attrs(c.p);
-        const std::string how = deconv::Plan::create(deconv::Op::GroupConvolutionBackpropData, DType::f32,
-                                                     c.p.input_shape, c.p.filter_shape, a)
-                                    .describe();
+    const int ran = run_wide_batch_cases(
+        131,
+        [](deconv_ref::Problem &p, int, int) {
+            p.input_shape.push_back(1);
+            p.filter_shape.push_back(4);
+            p.strides.push_back(1);
+            p.pads_begin.push_back(0);
+            p.pads_end.push_back(0);
+        },
+        [](const std::string &how) {
 #if defined(__x86_64__)
-        if (how.find("batch rows") != std::string::npos && how.find("policy all auto") != std::string::npos)
-            EXPECT_EQ(how.find("channel blocks of"), std::string::npos) << how;
+            if (how.find("batch rows") != std::string::npos && how.find("policy all auto") != std::string::npos)
+                EXPECT_EQ(how.find("channel blocks of"), std::string::npos) << how;
+#else
+            (void)how;
 #endif
-        EXPECT_TRUE(deconv_test::run_and_check(c)) << deconv_ref::describe(c.p);
-        ran++;
-    }
+        });
     EXPECT_GT(ran, 0);
 }
 
