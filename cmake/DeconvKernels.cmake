@@ -2,9 +2,9 @@
 # that picks the best CPU variant at run time, all sharing one Halide runtime per target.
 #
 #   deconv_add_kernel(OP <op> GENERATOR <name> RANK <r> DTYPE <t> [DEVICE CPU|CUDA] [FROM <executable>]
-#                     [PARAMS k=v...])
+#                     [SPEED|QUANTIZED] [PARAMS k=v...])
 #   deconv_add_kernel_matrix(OP <op> GENERATOR <name> RANKS <r...> DTYPES <t...> [DEVICE CPU|CUDA]
-#                            [PARAMS k=v...])
+#                            [SPEED] [PARAMS k=v...])
 #   deconv_add_aux_kernel(NAME <name> GENERATOR <name> [PARAMS k=v...])   CUDA helpers, no registry entry
 #
 # Adding a dtype or a rank is a change to DECONV_DTYPES / DECONV_RANKS; adding a CPU variant
@@ -157,8 +157,8 @@ endfunction()
 # generator step per variant (the steps run in parallel, and each is a third of a multi-target
 # step), and each variant's entry point stays reachable: the dispatcher picks the variant
 # (runtime/kernels/kernel_registry.cpp), so a plan or a test can run any variant that was built.
-function(_deconv_cpu_kernel name generator dtype)
-  _deconv_cpu_targets_for(${dtype} targets)
+function(_deconv_cpu_kernel name generator dtype tier)
+  _deconv_cpu_targets_for(${dtype} ${tier} targets)
   if(_deconv_targets_matching)
     list(FILTER targets INCLUDE REGEX "${_deconv_targets_matching}")
   endif()
@@ -172,19 +172,54 @@ function(_deconv_cpu_kernel name generator dtype)
   set(_deconv_cpu_kernel_variants "${variants}" PARENT_SCOPE)
 endfunction()
 
-# The CPU variants a dtype's kernels are built for. On x86-64, with f32 kernels in the build,
-# 16-bit layers run as f32 on every variant whose CPUs have F16C (runtime/kernels/half_conversion.cpp,
-# runs_as_f32): f16 always there, bf16 there unless the CPU has AVX512-BF16, which only the
-# AVX-512 variant reaches. Their kernels for those variants would never run, so they are left
-# out: f16 keeps the variants without F16C (SSE4.1), bf16 those and the AVX-512 one. (They were
-# a quarter of the full matrix's kernel time: f16 637 s, bf16 540 s of 2554.) A list left empty
-# (a native build on an F16C CPU, or DECONV_X86_TARGETS naming F16C variants only) builds no
-# kernel of that dtype: its layers run on the f32 kernels on every CPU the build runs on
-# (runtime/api/plan.cpp, and the registry's built_dtypes()).
-function(_deconv_cpu_targets_for dtype out)
+# Kernel tiers (deconv_add_kernel's `tier`): core families run every layer (the bounded and
+# interior phase kernels of each schedule and layout, the forward kernels); SPEED families only
+# make some class of layer faster; QUANTIZED kernels serve the quantized layers, whatever their
+# registry dtype says. Speed families are built for the dtypes that inference runs fast
+# (DECONV_SPEED_DTYPES: f64 and the plain integer layers are for exactness), and not for the
+# fallback variant of a multi-variant x86-64 build, whose CPUs (SSE4.1 without AVX2: parts from
+# 2008-2013) need the library to run, not to be fast; ARM64's fallback (ARMv8.0 NEON: Cortex-A53
+# and A72 boards that still ship) keeps them. docs/build-matrix.md, "Kernel tiers", has what each
+# rule below saves.
+set(DECONV_SPEED_DTYPES f32 f16 bf16)
+
+# The CPU variants a dtype's kernels of `tier` (core, speed or quantized) are built for. Narrow
+# dtypes run on their wider dtype's kernels wherever those serve them (runtime/dispatch/
+# impl_as_wider.cpp), so their own kernels are left out there:
+# - On x86-64 with f32 kernels in the build, 16-bit layers run as f32 on every variant whose CPUs
+#   have F16C (runtime/kernels/half_conversion.cpp, runs_as_f32): f16 always there, bf16 there
+#   unless the CPU has AVX512-BF16, which only the AVX-512 variant reaches. So f16 keeps the
+#   variants without F16C, bf16 those and the AVX-512 one, less a multi-variant build's fallback
+#   (its 16-bit layers convert in software).
+# - With f64 kernels in the build, i8 and u8 layers run as f64 (exact) and get no CPU kernels.
+# A list left empty builds no kernel of that dtype: its layers run on the wider kernels on every
+# CPU the build runs on (the registry's built_dtypes() still names the dtype).
+function(_deconv_cpu_targets_for dtype tier out)
   set(targets ${DECONV_CPU_TARGETS})
-  if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$" AND "f32" IN_LIST DECONV_DTYPES AND
-     dtype MATCHES "^(f16|bf16)$")
+  set(x86 FALSE)
+  if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+    set(x86 TRUE)
+  endif()
+  set(half FALSE)
+  if(tier STREQUAL "quantized")
+    set(${out} ${targets} PARENT_SCOPE)
+    return()
+  endif()
+  if(tier STREQUAL "speed" AND NOT dtype IN_LIST DECONV_SPEED_DTYPES)
+    set(targets "")
+  endif()
+  if(dtype MATCHES "^(i8|u8)$" AND "f64" IN_LIST DECONV_DTYPES)
+    set(targets "")
+  endif()
+  if(x86 AND "f32" IN_LIST DECONV_DTYPES AND dtype MATCHES "^(f16|bf16)$")
+    set(half TRUE)
+  endif()
+  list(LENGTH targets n)
+  if(x86 AND n GREATER 1 AND (tier STREQUAL "speed" OR half))
+    list(GET DECONV_CPU_TARGETS_ALL -1 fallback)
+    list(REMOVE_ITEM targets "${fallback}")
+  endif()
+  if(half)
     set(kept "")
     foreach(t IN LISTS targets)
       if(NOT t MATCHES "-f16c" OR (dtype STREQUAL "bf16" AND t MATCHES "-avx512"))
@@ -199,7 +234,13 @@ endfunction()
 # TARGETS_MATCHING: only the CPU variants whose Halide target matches the regex (kernels of an
 # instruction that the other variants lack).
 function(deconv_add_kernel)
-  cmake_parse_arguments(K "" "OP;GENERATOR;RANK;DTYPE;DEVICE;FROM;TARGETS_MATCHING" "PARAMS" ${ARGN})
+  cmake_parse_arguments(K "SPEED;QUANTIZED" "OP;GENERATOR;RANK;DTYPE;DEVICE;FROM;TARGETS_MATCHING" "PARAMS" ${ARGN})
+  set(tier core)
+  if(K_SPEED)
+    set(tier speed)
+  elseif(K_QUANTIZED)
+    set(tier quantized)
+  endif()
   set(_deconv_from ${K_FROM})
   set(_deconv_targets_matching "${K_TARGETS_MATCHING}")
   if(NOT K_DEVICE)
@@ -208,10 +249,10 @@ function(deconv_add_kernel)
   set(params rank=${K_RANK} dtype=${K_DTYPE} ${K_PARAMS})
   if(K_DEVICE STREQUAL "CPU")
     set(name "deconv_${K_OP}_r${K_RANK}_${K_DTYPE}")
-    _deconv_cpu_kernel(${name} ${K_GENERATOR} ${K_DTYPE} ${params})
+    _deconv_cpu_kernel(${name} ${K_GENERATOR} ${K_DTYPE} ${tier} ${params})
     set(variants "${_deconv_cpu_kernel_variants}")
     if(variants STREQUAL "")
-      return()  # no variant needs it (a 16-bit dtype that runs as f32 wherever the build runs)
+      return()  # no variant needs it (a narrow dtype on its wider kernels, a SPEED family of f64)
     endif()
   elseif(K_DEVICE STREQUAL "CUDA")
     set(name "deconv_cuda_${K_OP}_r${K_RANK}_${K_DTYPE}")
@@ -224,14 +265,18 @@ function(deconv_add_kernel)
 endfunction()
 
 function(deconv_add_kernel_matrix)
-  cmake_parse_arguments(M "" "OP;GENERATOR;DEVICE" "RANKS;DTYPES;PARAMS" ${ARGN})
+  cmake_parse_arguments(M "SPEED" "OP;GENERATOR;DEVICE" "RANKS;DTYPES;PARAMS" ${ARGN})
   if(NOT M_DEVICE)
     set(M_DEVICE CPU)
+  endif()
+  set(speed "")
+  if(M_SPEED)
+    set(speed SPEED)
   endif()
   foreach(rank IN LISTS M_RANKS)
     foreach(dtype IN LISTS M_DTYPES)
       deconv_add_kernel(OP ${M_OP} GENERATOR ${M_GENERATOR} RANK ${rank} DTYPE ${dtype} DEVICE ${M_DEVICE}
-                        PARAMS ${M_PARAMS})
+                        ${speed} PARAMS ${M_PARAMS})
     endforeach()
   endforeach()
 endfunction()

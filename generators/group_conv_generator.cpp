@@ -30,7 +30,10 @@ public:
         // (other strides gather). Vectorizing channels reads the input by broadcasts, any stride.
         std::vector<Expr> variants;
         if (!p.channel_major) variants = {stride_0 == 1};
-        finish(p, variants);
+        // Every read is bounds-tested, so the CPU kernels take the bounded kernels' branch list
+        // (the main register tiles): the forward op is the backprop ops' definition, and its
+        // kernels cost the build more than any backprop family with the whole list.
+        finish(p, variants, false, true);
     }
 };
 

@@ -41,15 +41,8 @@ using detail::invalid;
 
 int64_t output_channels(const Plan::Impl &p) { return p.geo.groups * p.geo.c_out; }
 
-int output_channel_axis(const Plan::Impl &p) {
-    return p.geo.data_format == DataFormat::NXC ? (int)p.info.output_shape.size() - 1 : 1;
-}
-
-int64_t element_count(const std::vector<int64_t> &shape) {
-    int64_t n = 1;
-    for (int64_t v : shape) n *= v;
-    return n;
-}
+using detail::element_count;
+using detail::output_channel_axis;
 
 // The largest |x - zero point| of the plan's data.
 int64_t max_input_magnitude(const Plan::Impl &p) {

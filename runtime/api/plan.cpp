@@ -2,6 +2,7 @@
 // strategy's kernels), then runs it on the CPU or CUDA executor.
 #include "layer/checked_math.h"
 #include "cpu/cpu_executor.h"
+#include "cpu/epilogue_pass.h"
 #include "kernels/cpu_thread_pool.h"
 #include "gpu/cuda_executor.h"
 #include "gpu/cuda_glue.h"
@@ -271,13 +272,13 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
         choose_policy(*impl, attrs, exec);
         detail::choose_cpu_kernels(*impl);
     }
-    // f16 and bf16 where the build left their kernels out (every CPU it runs on converts them).
-    bool half_on_f32 = false;
+    // f16, bf16, i8 and u8 where the build left their kernels out (they run in the wider dtype).
+    bool on_wider = false;
     if (impl->device == Device::CPU && (!impl->kernel || !impl->interior_kernel)) {
-        half_on_f32 = detail::half_runs_on_f32_kernel(detail::cpu_kernel_key(*impl, rank, impl->channel_major, false),
-                                                      impl->variant);
+        on_wider = detail::runs_on_wider_kernel(detail::cpu_kernel_key(*impl, rank, impl->channel_major, false),
+                                                impl->variant);
     }
-    if ((!impl->kernel || !impl->interior_kernel) && !half_on_f32) {
+    if ((!impl->kernel || !impl->interior_kernel) && !on_wider) {
         const std::string no_variant = impl->device == Device::CPU ? detail::missing_cpu_variant_reason() : "";
         throw Error(ErrorKind::Unsupported, std::string("no kernel for ") + op_name(op) + " " + std::to_string(rank) +
                                                 "D " + dtype_name(dtype) + " " + data_format_name(geo.data_format) +
@@ -291,9 +292,9 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
         // (The Winograd path computes in f32: 16-bit layers on it run as f32 too.)
         request.winograd_tile = detail::choose_winograd_tile(*impl, exec.algorithm);
         request.winograd_demanded = exec.algorithm == Algorithm::Winograd;
-        request.half_on_f32 = half_on_f32;
-        request.make_f32_plan = [&](const ExecOptions &as_f32) {
-            return create(op, DType::f32, input_shape, filter_shape, attrs, output_shape, as_f32).impl_;
+        request.on_wider = on_wider;
+        request.make_wider_plan = [&](const ExecOptions &as_wide) {
+            return create(op, detail::wider_dtype(dtype), input_shape, filter_shape, attrs, output_shape, as_wide).impl_;
         };
         detail::choose_implementation(*impl, request);
     }
@@ -311,24 +312,42 @@ void Plan::run(const void *input, const void *filter, void *output) const {
 namespace {
 
 
-// f16 and bf16 layers run as f32 (via_f32): the input converted exactly, `run_f32` runs the f32
-// plan on dense f32 buffers, the output is rounded once to the storage type. The f32 buffers come from the plan's
-// pools (which its own kernels never use): fresh vectors cost every run their page faults and
-// the output's zeroing, 2-3% of centernet_up3_f16.
-template <typename RunF32>
-void run_via_f32(const Plan::Impl &p, const ConstTensorView &input, const std::vector<int64_t> &in_st,
-                 const TensorView &output, const std::vector<int64_t> &out_st, RunF32 run_f32) {
-    int64_t in_count = 1, out_count = 1;
-    for (int64_t v : p.input_shape) in_count *= v;
-    for (int64_t v : p.info.output_shape) out_count *= v;
-    detail::BufferPool::Lease x = p.bordered_pool.take((size_t)in_count * sizeof(float));
-    detail::BufferPool::Lease y = p.output_pool.take((size_t)out_count * sizeof(float));
-    detail::half_to_dense_f32(p.dtype, (const uint16_t *)input.data, p.input_shape, in_st, (float *)x.data());
-    run_f32((const float *)x.data(), (float *)y.data());
-    detail::dense_f32_to_half(p.dtype, (const float *)y.data(), (uint16_t *)output.data, p.info.output_shape, out_st);
+// Narrow layers run in their wider dtype (via_wider): the input converted exactly, `run_wide`
+// runs the wider plan on dense buffers, the output is rounded once to the storage type: f16 and
+// bf16 to nearest even, i8 and u8 saturated (the f64 sums are exact integers). The wide buffers
+// come from the plan's pools (which its own kernels never use): fresh vectors cost every run their
+// page faults and the output's zeroing, 2-3% of centernet_up3_f16.
+template <typename RunWide>
+void run_via_wider(const Plan::Impl &p, const ConstTensorView &input, const std::vector<int64_t> &in_st,
+                   const TensorView &output, const std::vector<int64_t> &out_st, RunWide run_wide) {
+    const DType wide = p.via_wider->dtype;
+    const size_t elem = dtype_size(wide);
+    detail::BufferPool::Lease x = p.bordered_pool.take((size_t)detail::element_count(p.input_shape) * elem);
+    detail::BufferPool::Lease y = p.output_pool.take((size_t)detail::element_count(p.info.output_shape) * elem);
+    if (wide == DType::f32) {
+        detail::half_to_dense_f32(p.dtype, (const uint16_t *)input.data, p.input_shape, in_st, (float *)x.data());
+        run_wide(x.data(), y.data());
+        detail::dense_f32_to_half(p.dtype, (const float *)y.data(), (uint16_t *)output.data, p.info.output_shape, out_st);
+        return;
+    }
+    detail::quantized_to_dense(p.dtype, 0, input.data, in_st, p.input_shape, wide, x.data());
+    run_wide(x.data(), y.data());
+    const Epilogue none;
+    detail::EpilogueValues store;
+    store.epilogue = &none;
+    store.types = DataTypes{p.dtype, p.dtype, p.dtype};
+    detail::apply_epilogue(store, wide, y.data(), detail::dense_strides(p.info.output_shape), output.data, out_st,
+                           p.info.output_shape, detail::output_channel_axis(p));
 }
 
-
+// A narrow filter as its wider plan reads it: dense, converted exactly.
+std::vector<uint8_t> wider_filter(const Plan::Impl &p, const ConstTensorView &filter, const std::vector<int64_t> &w_st) {
+    const DType wide = p.via_wider->dtype;
+    std::vector<uint8_t> w((size_t)detail::element_count(p.filter_shape) * dtype_size(wide));
+    if (wide == DType::f32) detail::half_to_dense_f32(p.dtype, (const uint16_t *)filter.data, p.filter_shape, w_st, (float *)w.data());
+    else detail::quantized_to_dense(p.dtype, 0, filter.data, w_st, p.filter_shape, wide, w.data());
+    return w;
+}
 
 // The plan whose kernels run a CPU layer: its twin in the other layout, or itself. Filters are
 // packed for it.
@@ -347,7 +366,7 @@ PackedFilter::PackedFilter() = default;
 PackedFilter::PackedFilter(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
 size_t PackedFilter::bytes() const {
     if (!impl_) return 0;
-    return impl_->packing.data.size() + impl_->packing.interleaved.data.size() + impl_->via_f32.bytes() +
+    return impl_->packing.data.size() + impl_->packing.interleaved.data.size() + impl_->via_wider.bytes() +
            (impl_->gpu ? impl_->gpu->bytes() : 0);
 }
 bool PackedFilter::empty() const { return !impl_; }
@@ -366,9 +385,9 @@ PackedFilter Plan::pack_filter(const ConstTensorView &filter) const {
         check_fits_int32(w_st, "filter stride");
         packed->gpu = detail::pack_filter_cuda(p, filter, w_st);
     #endif
-    } else if (p.via_f32) {
-        std::vector<float> w = detail::half_to_dense_f32(p.dtype, (const uint16_t *)filter.data, p.filter_shape, w_st);
-        packed->via_f32 = Plan(p.via_f32).pack_filter(ConstTensorView(w.data(), DType::f32, p.filter_shape));
+    } else if (p.via_wider) {
+        const std::vector<uint8_t> w = wider_filter(p, filter, w_st);
+        packed->via_wider = Plan(p.via_wider).pack_filter(ConstTensorView(w.data(), p.via_wider->dtype, p.filter_shape));
     } else {
         check_fits_int32(w_st, "filter stride");
         packed->packing = detail::pack_filter(filter.data, w_st, kernel_plan(p), elem);
@@ -399,10 +418,11 @@ void Plan::run(const ConstTensorView &input, const PackedFilter &filter, const T
             return;
         }
     #endif
-        if (p.via_f32) {
-            run_via_f32(p, input, in_st, output, out_st, [&](const float *x, float *y) {
-                Plan(p.via_f32).run(ConstTensorView(x, DType::f32, p.input_shape), filter.impl_->via_f32,
-                                    TensorView{y, DType::f32, p.info.output_shape, {}});
+        if (p.via_wider) {
+            run_via_wider(p, input, in_st, output, out_st, [&](const void *x, void *y) {
+                const DType wide = p.via_wider->dtype;
+                Plan(p.via_wider).run(ConstTensorView(x, wide, p.input_shape), filter.impl_->via_wider,
+                                      TensorView{y, wide, p.info.output_shape, {}});
             });
             return;
         }
@@ -434,11 +454,11 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
             return;
         }
     #endif
-        if (p.via_f32) {
-            // Everything is validated: convert exactly to f32, run the f32 plan, round once.
-            std::vector<float> w = detail::half_to_dense_f32(p.dtype, (const uint16_t *)filter.data, p.filter_shape, w_st);
-            run_via_f32(p, input, in_st, output, out_st,
-                        [&](const float *x, float *y) { Plan(p.via_f32).run(x, w.data(), y); });
+        if (p.via_wider) {
+            // Everything is validated: convert exactly to the wider dtype, run its plan, round once.
+            const std::vector<uint8_t> w = wider_filter(p, filter, w_st);
+            run_via_wider(p, input, in_st, output, out_st,
+                          [&](const void *x, void *y) { Plan(p.via_wider).run(x, w.data(), y); });
             return;
         }
         check_fits_int32(in_st, "data stride");

@@ -28,6 +28,18 @@ std::vector<int64_t> check_view(const char *what, const void *data, DType dtype,
 // A view of device memory handed to a CPU plan is refused, saying why the plan runs on the CPU.
 void check_host_memory(const Plan::Impl &p, const char *what, Memory memory);
 
+// The elements of a validated shape (its product fits: Plan::create checked it).
+inline int64_t element_count(const std::vector<int64_t> &shape) {
+    int64_t n = 1;
+    for (int64_t v : shape) n *= v;
+    return n;
+}
+
+// The output's channel axis in the plan's data format.
+inline int output_channel_axis(const Plan::Impl &p) {
+    return p.geo.data_format == DataFormat::NXC ? (int)p.info.output_shape.size() - 1 : 1;
+}
+
 // ExecOptions::schedule's pins (none when it is empty).
 Policy options_policy(const ExecOptions &exec);
 // The schedule-database entry for `key` under the pins `options` (a pinned CPU variant takes the
@@ -59,7 +71,7 @@ void out_of_memory_as_error(const Plan::Impl &p, Fn fn) {
 struct PackedFilter::Impl {
     std::weak_ptr<const Plan::Impl> owner;
     detail::FilterPacking packing;   // CPU plans
-    PackedFilter via_f32;    // f16 and bf16 plans run as f32
+    PackedFilter via_wider;    // narrow plans run in their wider dtype (f16 and bf16 as f32, i8 and u8 as f64)
     // Quantized plans and plans with an epilogue: the packing of the plan that accumulates
     // (Plan::Impl::acc_plan, or fast_acc_plan when `acc_fast`), of the converted weights.
     PackedFilter acc;

@@ -14,11 +14,12 @@ namespace deconv {
 namespace detail {
 
 // Each implementation's unit (impl_*.cpp).
-extern const Implementation kAsF32, kWinograd, kChannelsLastTwin, kChannelsFirstTwin, kBatchRows, kPhaseKernels;
+extern const Implementation kAsF32, kAsF64, kWinograd, kChannelsLastTwin, kChannelsFirstTwin, kBatchRows, kPhaseKernels;
 
 const std::vector<Implementation> &cpu_implementations() {
     static const std::vector<Implementation> list{
         kAsF32,              // 16-bit layers on the f32 plan
+        kAsF64,              // 8-bit integer layers on the f64 plan
         kWinograd,           // F(m, r), where choose_winograd_tile takes the layer
         kChannelsLastTwin,   // channels-first layers on the channels-last kernels
         kChannelsFirstTwin,  // channels-last layers of few output channels on the channels-first kernels
@@ -52,7 +53,7 @@ void choose_implementation(Plan::Impl &p, const PlanRequest &request, const char
     if (first)
         while (i < list.size() && std::strcmp(list[i].name, first) != 0) i++;
     // A pinned implementation (policy implementation=...) is tried before the heuristic ones ahead
-    // of it in the list, which are skipped (as_f32 is a type's necessity: never skipped); where it
+    // of it in the list, which are skipped (as_f32 and as_f64 are a type's necessity: never skipped); where it
     // refuses the layer, the list goes on after it. (Nor is the Winograd path skipped where
     // ExecOptions::algorithm demands it.)
     const Implementation *pinned = p.policy.implementation.empty() ? nullptr : find_implementation(p.policy.implementation);
@@ -60,7 +61,7 @@ void choose_implementation(Plan::Impl &p, const PlanRequest &request, const char
     for (; i < list.size(); i++) {
         const bool is_pinned = i == pinned_at;
         std::string why;
-        const bool necessary = std::strcmp(list[i].name, "as_f32") == 0 ||
+        const bool necessary = std::strcmp(list[i].name, "as_f32") == 0 || std::strcmp(list[i].name, "as_f64") == 0 ||
                                (std::strcmp(list[i].name, "winograd") == 0 && request.winograd_demanded);
         if (i < pinned_at && pinned_at < list.size() && !necessary) {
             why = std::string("the policy pins implementation=") + pinned->name;
@@ -91,7 +92,7 @@ namespace {
 // plan's twin runs the Winograd path too.)
 const Plan::Impl *next_in_chain(const Plan::Impl &p) {
     const Plan::Impl *next = p.acc_plan ? p.acc_plan.get()
-                             : p.via_f32 ? p.via_f32.get()
+                             : p.via_wider ? p.via_wider.get()
                              : p.via_nxc ? p.via_nxc.get()
                                          : p.via_ncx.get();
     return next && next->implementation != p.implementation ? next : nullptr;
@@ -130,9 +131,12 @@ std::string describe_execution(const Plan::Impl &p) {
         }
         return s + ": " + describe_execution(*p.acc_plan);
     }
-    if (p.via_f32) {
+    if (p.via_wider && p.via_wider->dtype == DType::f64) {
+        return std::string("as f64 (exact conversions, saturated on store): ") + describe_execution(*p.via_wider);
+    }
+    if (p.via_wider) {
         return std::string("as f32 (") + (p.dtype == DType::f16 ? "F16C" : "bf16") +
-               " conversions): " + describe_execution(*p.via_f32);
+               " conversions): " + describe_execution(*p.via_wider);
     }
     const Plan::Impl &k = p.via_nxc ? *p.via_nxc : p.via_ncx ? *p.via_ncx : p;
     std::string s;

@@ -21,8 +21,8 @@ namespace detail {
 struct PlanRequest {
     // The Winograd tile Plan::create chose (choose_winograd_tile), 0 for the direct kernels.
     int winograd_tile = 0;
-    // A 16-bit layer whose own kernels this build left out (half_runs_on_f32_kernel).
-    bool half_on_f32 = false;
+    // A narrow layer whose own kernels this build left out (runs_on_wider_kernel).
+    bool on_wider = false;
     // The plan's runs read the caller's input as it is; false for a layout twin, which reads a
     // transposed copy (that copy takes any margins at no further cost).
     bool in_place = true;
@@ -33,8 +33,8 @@ struct PlanRequest {
     bool winograd_demanded = false;
     // The policy pins this implementation (implementation=...): it takes the layer wherever it can.
     bool pinned = false;
-    // Makes the f32 plan of the same layer under `exec` (for as_f32).
-    std::function<std::shared_ptr<const Plan::Impl>(const ExecOptions &exec)> make_f32_plan;
+    // Makes the plan of the same layer in its wider dtype under `exec` (for as_f32 and as_f64).
+    std::function<std::shared_ptr<const Plan::Impl>(const ExecOptions &exec)> make_wider_plan;
 };
 
 // Runs a validated CPU plan: views checked, strides fitting the kernels' 32-bit fields (`in_st`,
@@ -46,7 +46,8 @@ struct Implementation {
     const char *name;
     // Takes `p` (its conf filled in) and returns an empty string, or returns why it does not.
     std::string (*accept)(Plan::Impl &p, const PlanRequest &request);
-    // The executor; null for as_f32, whose plan runs its f32 plan between conversions (Plan::run).
+    // The executor; null for as_f32 and as_f64, whose plans run their wider plan between
+    // conversions (Plan::run).
     RunCpuFn run;
     // Its executor takes a float epilogue offered to its runs (cpu/fused_epilogue.h) and stores it
     // in every output it writes.

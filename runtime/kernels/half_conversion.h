@@ -1,5 +1,5 @@
 // 16-bit float storage (f16, bf16) <-> f32 conversion outside Halide, for the layers that run as
-// f32 (Plan::Impl::via_f32).
+// f32 (Plan::Impl::via_wider).
 //
 // Halide 14 emulates f16 arithmetic with integer code on x86 (even with f16c), and converts bf16
 // inside the kernels' inner loops (a shift per weight vector and per broadcast input) where the

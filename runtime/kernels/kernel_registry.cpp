@@ -148,18 +148,28 @@ const KernelEntry *find_kernel(const KernelKey &key, const std::string &variant)
 }
 
 
-bool configured_half(DType t) {
-    return (t == DType::f16 || t == DType::bf16) &&
+DType wider_dtype(DType t) {
+    switch (t) {
+    case DType::f16:
+    case DType::bf16: return DType::f32;
+    case DType::i8:
+    case DType::u8: return DType::f64;
+    default: return t;
+    }
+}
+
+bool configured_narrow(DType t) {
+    return wider_dtype(t) != t &&
            std::find(std::begin(kDtypesConfigured), std::end(kDtypesConfigured), t) != std::end(kDtypesConfigured);
 }
 
 std::vector<DType> configured_dtypes() { return {std::begin(kDtypesConfigured), std::end(kDtypesConfigured)}; }
 
-bool half_runs_on_f32_kernel(const KernelKey &key, const std::string &variant) {
-    if (key.device != Device::CPU || !configured_half(key.dtype) || find_kernel(key, variant)) return false;
-    KernelKey f32 = key;
-    f32.dtype = DType::f32;
-    return find_kernel(f32, variant) != nullptr;
+bool runs_on_wider_kernel(const KernelKey &key, const std::string &variant) {
+    if (key.device != Device::CPU || !configured_narrow(key.dtype) || find_kernel(key, variant)) return false;
+    KernelKey wide = key;
+    wide.dtype = wider_dtype(key.dtype);
+    return find_kernel(wide, variant) != nullptr;
 }
 
 const KernelEntry *find_kernel(const KernelKey &key, const ScheduleKnobs &knobs, const std::string &variant) {

@@ -123,15 +123,19 @@ const std::vector<std::string> &built_cpu_variants();
 // The kernel matrix's kernel of `key` (the first in the table), or the one built with `knobs`;
 // nullptr when this build has none.
 const KernelEntry *find_kernel(const KernelKey &key, const std::string &variant);
-// Whether a CPU layer of `key`'s dtype runs on the f32 kernels because the build has no kernel of
-// its own for `key` (no variant needed one: cmake/DeconvKernels.cmake): f16 and bf16 of the
-// matrix (DECONV_DTYPES), where the f32 kernel of the same key exists. The conversions are exact
-// and the result is rounded once, the arithmetic the 16-bit kernels have.
-bool half_runs_on_f32_kernel(const KernelKey &key, const std::string &variant);
+// The dtype a narrow dtype's layers run as where the build has no kernels of their own
+// (cmake/DeconvKernels.cmake): f32 for f16 and bf16, f64 for i8 and u8; `t` itself otherwise.
+DType wider_dtype(DType t);
+// Whether a CPU layer of `key`'s dtype runs on the kernels of its wider dtype because the build
+// has no kernel of its own for `key`: f16 and bf16 (on f32), i8 and u8 (on f64) of the matrix
+// (DECONV_DTYPES), where the wider kernel of the same key exists. The conversions are exact and
+// the result is rounded once: the arithmetic of the 16-bit kernels (f32 sums), and the exact
+// sums that 8-bit layers saturate (every product and sum of 8-bit values is an f64 integer).
+bool runs_on_wider_kernel(const KernelKey &key, const std::string &variant);
 const KernelEntry *find_kernel(const KernelKey &key, const ScheduleKnobs &knobs, const std::string &variant);
-// f16 or bf16 of the matrix (DECONV_DTYPES): the dtypes that may run on the f32 kernels.
-bool configured_half(DType t);
-// The CPU dtypes of the matrix (DECONV_DTYPES), 16-bit ones without kernels of their own included.
+// f16, bf16, i8 or u8 of the matrix (DECONV_DTYPES): the dtypes that may run on wider kernels.
+bool configured_narrow(DType t);
+// The CPU dtypes of the matrix (DECONV_DTYPES), narrow ones without kernels of their own included.
 std::vector<DType> configured_dtypes();
 
 }  // namespace detail

@@ -30,10 +30,10 @@ std::vector<T> distinct(Device device, Field field) {
 std::vector<DType> built_dtypes(Device device) {
     std::vector<DType> out = distinct<DType>(device, [](const detail::KernelEntry &k) { return k.key.dtype; });
     if (device != Device::CPU) return out;
-    // 16-bit dtypes of the matrix without kernels of their own run on the f32 ones.
-    const bool f32 = std::find(out.begin(), out.end(), DType::f32) != out.end();
+    // Narrow dtypes of the matrix without kernels of their own run on their wider dtype's.
+    const auto has = [&](DType t) { return std::find(out.begin(), out.end(), t) != out.end(); };
     for (DType t : detail::configured_dtypes()) {
-        if (f32 && detail::configured_half(t) && std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+        if (detail::configured_narrow(t) && !has(t) && has(detail::wider_dtype(t))) out.push_back(t);
     }
     return out;
 }
@@ -53,7 +53,7 @@ bool has_kernel(Op op, int rank, DType dtype, DataFormat format, Device device) 
     key.channels = format == DataFormat::NXC || op == Op::GroupConvolution;
     if (device == Device::CUDA) key.channels = format == DataFormat::NXC;
     const std::string variant = cpu_variant();
-    return detail::find_kernel(key, variant) != nullptr || detail::half_runs_on_f32_kernel(key, variant);
+    return detail::find_kernel(key, variant) != nullptr || detail::runs_on_wider_kernel(key, variant);
 }
 
 }  // namespace deconv

@@ -149,8 +149,10 @@ struct Plan::Impl : detail::ResolvedLayer, detail::CpuConf {
     mutable detail::RecycledVectors packing_buffers;  // filters packed per run (Plan::run, unpacked)
     mutable detail::BufferPool slab_pool;      // their row slabs' buffers, one per task (see run_phase_kernels),
                                                // and other scratch each run overwrites whole
-    // f16 and bf16 layers run as f32 (half_conversion.h): the f32 plan of the same layer.
-    std::shared_ptr<const Impl> via_f32;
+    // Narrow layers where this variant has no better kernels: the plan of the same layer in the
+    // wider dtype (kernel_registry.h, wider_dtype): f16 and bf16 as f32 (half_conversion.h), i8
+    // and u8 as f64.
+    std::shared_ptr<const Impl> via_wider;
     // Quantized layers and layers with an epilogue (api/epilogue_plan.cpp): the plain plan of the
     // same layer that accumulates, whose result the epilogue pass (cpu/epilogue_pass.h) turns
     // into the output. Quantized layers accumulate exactly: on `acc_plan` (i32, else f64), or on

@@ -67,7 +67,7 @@ Knob count_knob(const char *name, int64_t Policy::*field, std::vector<std::strin
 
 // The CPU implementations by name, in the order of dispatch/implementations.cpp's list (a test
 // holds the two equal).
-const char *const kImplementationNames[] = {"as_f32",     "winograd",      "channels_last_twin",
+const char *const kImplementationNames[] = {"as_f32",     "as_f64",     "winograd",      "channels_last_twin",
                                             "channels_first_twin", "batch_rows", "phase_kernels"};
 
 Knob implementation_knob() {

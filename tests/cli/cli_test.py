@@ -12,6 +12,7 @@ GroupConvolutionBackpropData-1 text, sharing nothing with the library's phase de
 
 import argparse
 import json
+import re
 import os
 import shutil
 import struct
@@ -1839,8 +1840,13 @@ def bench_quantized_and_epilogue(ctx):
     j = json.loads(p.stdout)
     for l in filter(built_here, j["layers"]):
         assert l["cfg"] == "s8s8s32" and "relu;sum:1" in l["epilogue"], l
-        if j["onednn_version"]:
-            assert 0 <= l["onednn"]["max_abs_diff"] <= 1, l["onednn"]
+        # oneDNN's int8 kernels without VNNI (jit_uni_deconv:avx2, e.g. for grouped layers on
+        # Zen 4) move s8 data to u8 and pair products in i16 with vpmaddubsw, which saturates
+        # (max_abs_diff 25 on this layer); only its exact kernels bound the difference. Ours are
+        # checked against the reference in the quantized tests.
+        d = l.get("onednn", {})
+        if j["onednn_version"] and not re.search(r"(avx2|sse41)$", d.get("impl", "")):
+            assert 0 <= d["max_abs_diff"] <= 1, d
 
 
 # ------------------------------------------------------------------------------------------

@@ -108,7 +108,9 @@ TEST(LayoutChannelBlocks, TwoTilesOrLargeWeightsTakeOneTileBlocks) {
         const std::string how = deconv::Plan::create(deconv::Op::ConvolutionBackpropData, c.t,
                                                      nxc_shape(p.input_shape), p.filter_shape, nxc_attrs(p))
                                     .describe();
-        if (unpinned(how) && how.find("(avx512") != std::string::npos)
+        // (u8 layers run as f64 where the build has f64 kernels: the 1-byte cases check the
+        // rule in builds of u8 kernels, and the reference everywhere.)
+        if (unpinned(how) && how.find("(avx512") != std::string::npos && how.find("as f64") == std::string::npos)
             EXPECT_NE(how.find("channel blocks of " + std::to_string(c.block) + ","), std::string::npos)
                 << "case " << i << ": " << how;
 #endif

@@ -120,15 +120,15 @@ TEST(KernelRegistry, HasKernelMatchesTheMatrix) {
             KernelKey k;
             k.rank = rank;
             k.dtype = t;
-            // The channels-first backprop kernel is in every matrix: the dtype's own, or for f16
-            // and bf16 without kernels of their own the f32 one they run on.
+            // The channels-first backprop kernel is in every matrix: the dtype's own, or for f16,
+            // bf16, i8 and u8 without kernels of their own the wider one they run on.
             const bool own = deconv::detail::find_kernel(k, deconv::cpu_variant()) != nullptr;
-            const bool on_f32 = deconv::detail::half_runs_on_f32_kernel(k, deconv::cpu_variant());
-            EXPECT_FALSE(own && on_f32) << deconv::dtype_name(t);
-            EXPECT_TRUE(own || on_f32) << deconv::dtype_name(t) << " is built but has no kernel to run on";
+            const bool on_wider = deconv::detail::runs_on_wider_kernel(k, deconv::cpu_variant());
+            EXPECT_FALSE(own && on_wider) << deconv::dtype_name(t);
+            EXPECT_TRUE(own || on_wider) << deconv::dtype_name(t) << " is built but has no kernel to run on";
             EXPECT_EQ(deconv::has_kernel(deconv::Op::GroupConvolutionBackpropData, rank, t, DataFormat::NCX,
                                          deconv::Device::CPU),
-                      own || on_f32)
+                      own || on_wider)
                 << deconv::dtype_name(t) << " rank " << rank;
         }
     }
