@@ -50,10 +50,8 @@ int64_t max_input_magnitude(const Plan::Impl &p) {
     return p.types.src == DType::u8 ? std::max(zp, 255 - zp) : std::max(zp + 128, 127 - zp);
 }
 
-// The filter's output channel: (g, C_OUT) of [G, C_IN, C_OUT, K..], C_OUT of [C_IN, C_OUT, K..],
-// (g, C_OUT) of the forward op's [G, C_OUT, C_IN, K..].
-bool grouped_filter(Op op) { return op == Op::GroupConvolutionBackpropData || op == Op::GroupConvolution; }
-int output_channel_filter_axis(Op op) { return op == Op::GroupConvolutionBackpropData ? 2 : 1; }
+using detail::grouped_filter;
+using detail::output_channel_filter_axis;
 
 // A quantized filter as the accumulating plan reads it: its weights in that plan's dtype.
 struct ConvertedWeights {
@@ -93,7 +91,7 @@ QuantizedWeights quantized_weights(const Plan::Impl &p, const ConstTensorView &f
     const std::shared_ptr<const Plan::Impl> f32_plan = exact_plan ? p.fast_acc_plan : p.acc_plan;
     bool fast = false;
     if (f32_plan) {
-        const int64_t sum = detail::max_output_channel_weight_sum(w.data(), p.filter_shape, grouped_filter(p.op),
+        const int64_t sum = detail::max_output_channel_weight_sum(DType::i8, w.data(), p.filter_shape, grouped_filter(p.op),
                                                                   output_channel_filter_axis(p.op));
         fast = sum * max_input_magnitude(p) < (int64_t(1) << 24);
     }

@@ -293,8 +293,8 @@ Plan Plan::create(Op op, DType dtype, const std::vector<int64_t> &input_shape, c
         request.winograd_tile = detail::choose_winograd_tile(*impl, exec.algorithm);
         request.winograd_demanded = exec.algorithm == Algorithm::Winograd;
         request.on_wider = on_wider;
-        request.make_wider_plan = [&](const ExecOptions &as_wide) {
-            return create(op, detail::wider_dtype(dtype), input_shape, filter_shape, attrs, output_shape, as_wide).impl_;
+        request.make_plan = [&](DType t, const ExecOptions &as_wide) {
+            return create(op, t, input_shape, filter_shape, attrs, output_shape, as_wide).impl_;
         };
         detail::choose_implementation(*impl, request);
     }
@@ -312,40 +312,65 @@ void Plan::run(const void *input, const void *filter, void *output) const {
 namespace {
 
 
-// Narrow layers run in their wider dtype (via_wider): the input converted exactly, `run_wide`
-// runs the wider plan on dense buffers, the output is rounded once to the storage type: f16 and
-// bf16 to nearest even, i8 and u8 saturated (the f64 sums are exact integers). The wide buffers
-// come from the plan's pools (which its own kernels never use): fresh vectors cost every run their
-// page faults and the output's zeroing, 2-3% of centernet_up3_f16.
+// Narrow layers run in a wider dtype (via_wider): the input converted exactly, `run_wide` runs
+// the wider plan `wp` on dense buffers, the output is rounded once to the storage type: f16 and
+// bf16 to nearest even, i8 and u8 saturated (their sums are exact integers). The wide buffers come
+// from the plan's pools (which its own kernels never use): fresh vectors cost every run their page
+// faults and the output's zeroing, 2-3% of centernet_up3_f16.
 template <typename RunWide>
-void run_via_wider(const Plan::Impl &p, const ConstTensorView &input, const std::vector<int64_t> &in_st,
-                   const TensorView &output, const std::vector<int64_t> &out_st, RunWide run_wide) {
-    const DType wide = p.via_wider->dtype;
-    const size_t elem = dtype_size(wide);
+void run_via_wider(const Plan::Impl &p, const Plan::Impl &wp, const ConstTensorView &input,
+                   const std::vector<int64_t> &in_st, const TensorView &output, const std::vector<int64_t> &out_st,
+                   RunWide run_wide) {
+    const size_t elem = dtype_size(wp.dtype);
     detail::BufferPool::Lease x = p.bordered_pool.take((size_t)detail::element_count(p.input_shape) * elem);
     detail::BufferPool::Lease y = p.output_pool.take((size_t)detail::element_count(p.info.output_shape) * elem);
-    if (wide == DType::f32) {
+    if (p.dtype == DType::f16 || p.dtype == DType::bf16) {
         detail::half_to_dense_f32(p.dtype, (const uint16_t *)input.data, p.input_shape, in_st, (float *)x.data());
         run_wide(x.data(), y.data());
         detail::dense_f32_to_half(p.dtype, (const float *)y.data(), (uint16_t *)output.data, p.info.output_shape, out_st);
         return;
     }
-    detail::quantized_to_dense(p.dtype, 0, input.data, in_st, p.input_shape, wide, x.data());
+    detail::quantized_to_dense(p.dtype, 0, input.data, in_st, p.input_shape, wp.dtype, x.data());
     run_wide(x.data(), y.data());
     const Epilogue none;
     detail::EpilogueValues store;
     store.epilogue = &none;
     store.types = DataTypes{p.dtype, p.dtype, p.dtype};
-    detail::apply_epilogue(store, wide, y.data(), detail::dense_strides(p.info.output_shape), output.data, out_st,
+    detail::apply_epilogue(store, wp.dtype, y.data(), detail::dense_strides(p.info.output_shape), output.data, out_st,
                            p.info.output_shape, detail::output_channel_axis(p));
 }
 
-// A narrow filter as its wider plan reads it: dense, converted exactly.
-std::vector<uint8_t> wider_filter(const Plan::Impl &p, const ConstTensorView &filter, const std::vector<int64_t> &w_st) {
-    const DType wide = p.via_wider->dtype;
-    std::vector<uint8_t> w((size_t)detail::element_count(p.filter_shape) * dtype_size(wide));
-    if (wide == DType::f32) detail::half_to_dense_f32(p.dtype, (const uint16_t *)filter.data, p.filter_shape, w_st, (float *)w.data());
-    else detail::quantized_to_dense(p.dtype, 0, filter.data, w_st, p.filter_shape, wide, w.data());
+// A narrow filter as a wider plan reads it, and that plan. 16-bit filters: dense f32. 8-bit
+// filters: the f32 plan (fast_via_wider) where the filter keeps every partial sum an f32 integer
+// (its largest output channel |weight| sum times the largest |input|, 255 or 128, under 2^24),
+// else the f64 plan; dense in that plan's dtype, converted exactly.
+struct WiderFilter {
+    std::vector<uint8_t> data;
+    const Plan::Impl *plan = nullptr;
+    bool fast = false;
+};
+
+WiderFilter wider_filter(const Plan::Impl &p, const ConstTensorView &filter, const std::vector<int64_t> &w_st) {
+    WiderFilter w;
+    const size_t count = (size_t)detail::element_count(p.filter_shape);
+    w.plan = p.via_wider.get();
+    if (p.dtype == DType::f16 || p.dtype == DType::bf16) {
+        w.data.resize(count * sizeof(float));
+        detail::half_to_dense_f32(p.dtype, (const uint16_t *)filter.data, p.filter_shape, w_st, (float *)w.data.data());
+        return w;
+    }
+    const std::vector<int64_t> dense = detail::dense_strides(p.filter_shape);
+    std::vector<uint8_t> w8(count);
+    detail::copy_tensor((const uint8_t *)filter.data, w_st, w8.data(), dense, p.filter_shape, 1);
+    if (p.fast_via_wider) {
+        const int64_t sum = detail::max_output_channel_weight_sum(p.dtype, w8.data(), p.filter_shape,
+                                                                  detail::grouped_filter(p.op),
+                                                                  detail::output_channel_filter_axis(p.op));
+        w.fast = sum * (p.dtype == DType::u8 ? 255 : 128) < (int64_t(1) << 24);
+        if (w.fast) w.plan = p.fast_via_wider.get();
+    }
+    w.data.resize(count * dtype_size(w.plan->dtype));
+    detail::quantized_to_dense(p.dtype, 0, w8.data(), dense, p.filter_shape, w.plan->dtype, w.data.data());
     return w;
 }
 
@@ -386,8 +411,10 @@ PackedFilter Plan::pack_filter(const ConstTensorView &filter) const {
         packed->gpu = detail::pack_filter_cuda(p, filter, w_st);
     #endif
     } else if (p.via_wider) {
-        const std::vector<uint8_t> w = wider_filter(p, filter, w_st);
-        packed->via_wider = Plan(p.via_wider).pack_filter(ConstTensorView(w.data(), p.via_wider->dtype, p.filter_shape));
+        const WiderFilter w = wider_filter(p, filter, w_st);
+        packed->wider_fast = w.fast;
+        packed->via_wider = Plan(w.fast ? p.fast_via_wider : p.via_wider)
+                                .pack_filter(ConstTensorView(w.data.data(), w.plan->dtype, p.filter_shape));
     } else {
         check_fits_int32(w_st, "filter stride");
         packed->packing = detail::pack_filter(filter.data, w_st, kernel_plan(p), elem);
@@ -419,10 +446,10 @@ void Plan::run(const ConstTensorView &input, const PackedFilter &filter, const T
         }
     #endif
         if (p.via_wider) {
-            run_via_wider(p, input, in_st, output, out_st, [&](const void *x, void *y) {
-                const DType wide = p.via_wider->dtype;
-                Plan(p.via_wider).run(ConstTensorView(x, wide, p.input_shape), filter.impl_->via_wider,
-                                      TensorView{y, wide, p.info.output_shape, {}});
+            const std::shared_ptr<const Impl> &wp = filter.impl_->wider_fast ? p.fast_via_wider : p.via_wider;
+            run_via_wider(p, *wp, input, in_st, output, out_st, [&](const void *x, void *y) {
+                Plan(wp).run(ConstTensorView(x, wp->dtype, p.input_shape), filter.impl_->via_wider,
+                             TensorView{y, wp->dtype, p.info.output_shape, {}});
             });
             return;
         }
@@ -456,9 +483,10 @@ void Plan::run(const ConstTensorView &input, const ConstTensorView &filter, cons
     #endif
         if (p.via_wider) {
             // Everything is validated: convert exactly to the wider dtype, run its plan, round once.
-            const std::vector<uint8_t> w = wider_filter(p, filter, w_st);
-            run_via_wider(p, input, in_st, output, out_st,
-                          [&](const void *x, void *y) { Plan(p.via_wider).run(x, w.data(), y); });
+            const WiderFilter w = wider_filter(p, filter, w_st);
+            const std::shared_ptr<const Impl> &wp = w.fast ? p.fast_via_wider : p.via_wider;
+            run_via_wider(p, *wp, input, in_st, output, out_st,
+                          [&](const void *x, void *y) { Plan(wp).run(x, w.data.data(), y); });
             return;
         }
         check_fits_int32(in_st, "data stride");

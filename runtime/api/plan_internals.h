@@ -35,6 +35,11 @@ inline int64_t element_count(const std::vector<int64_t> &shape) {
     return n;
 }
 
+// The filter's output channel: (g, C_OUT) of [G, C_IN, C_OUT, K..], C_OUT of [C_IN, C_OUT, K..],
+// (g, C_OUT) of the forward op's [G, C_OUT, C_IN, K..].
+inline bool grouped_filter(Op op) { return op == Op::GroupConvolutionBackpropData || op == Op::GroupConvolution; }
+inline int output_channel_filter_axis(Op op) { return op == Op::GroupConvolutionBackpropData ? 2 : 1; }
+
 // The output's channel axis in the plan's data format.
 inline int output_channel_axis(const Plan::Impl &p) {
     return p.geo.data_format == DataFormat::NXC ? (int)p.info.output_shape.size() - 1 : 1;
@@ -71,7 +76,10 @@ void out_of_memory_as_error(const Plan::Impl &p, Fn fn) {
 struct PackedFilter::Impl {
     std::weak_ptr<const Plan::Impl> owner;
     detail::FilterPacking packing;   // CPU plans
-    PackedFilter via_wider;    // narrow plans run in their wider dtype (f16 and bf16 as f32, i8 and u8 as f64)
+    // Narrow plans run in a wider dtype (f16 and bf16 as f32, i8 and u8 as f64): that plan's
+    // packing, of fast_via_wider's (f32) when `wider_fast`.
+    PackedFilter via_wider;
+    bool wider_fast = false;
     // Quantized plans and plans with an epilogue: the packing of the plan that accumulates
     // (Plan::Impl::acc_plan, or fast_acc_plan when `acc_fast`), of the converted weights.
     PackedFilter acc;

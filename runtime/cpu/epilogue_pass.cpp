@@ -600,7 +600,10 @@ void quantized_to_dense(DType from, int32_t zero_point, const void *src, const s
     });
 }
 
-int64_t max_output_channel_weight_sum(const int8_t *w, const std::vector<int64_t> &shape, bool grouped, int co_axis) {
+namespace {
+
+template <typename T>
+int64_t max_channel_weight_sum(const T *w, const std::vector<int64_t> &shape, bool grouped, int co_axis) {
     const int64_t groups = grouped ? shape[0] : 1;
     const int first = grouped ? 1 : 0;  // the two channel axes are shape[first], shape[first + 1]
     const int64_t a = shape[first], b = shape[first + 1];
@@ -612,7 +615,7 @@ int64_t max_output_channel_weight_sum(const int8_t *w, const std::vector<int64_t
     for (int64_t g = 0; g < groups; g++)
         for (int64_t i = 0; i < a; i++)
             for (int64_t j = 0; j < b; j++) {
-                const int8_t *p = w + ((g * a + i) * b + j) * taps;
+                const T *p = w + ((g * a + i) * b + j) * taps;
                 int64_t s = 0;
                 for (int64_t k = 0; k < taps; k++) s += std::abs((int)p[k]);
                 sums[(size_t)(g * c_out + (co_first ? i : j))] += s;
@@ -620,6 +623,14 @@ int64_t max_output_channel_weight_sum(const int8_t *w, const std::vector<int64_t
     int64_t best = 0;
     for (int64_t s : sums) best = std::max(best, s);
     return best;
+}
+
+}  // namespace
+
+int64_t max_output_channel_weight_sum(DType t, const void *w, const std::vector<int64_t> &shape, bool grouped,
+                                      int co_axis) {
+    if (t == DType::u8) return max_channel_weight_sum((const uint8_t *)w, shape, grouped, co_axis);
+    return max_channel_weight_sum((const int8_t *)w, shape, grouped, co_axis);
 }
 
 }  // namespace detail

@@ -45,9 +45,11 @@ void channel_values(DType from, const void *src, int64_t count, DType to, void *
 void quantized_to_dense(DType from, int32_t zero_point, const void *src, const std::vector<int64_t> &src_st,
                         const std::vector<int64_t> &shape, DType to, void *dst);
 
-// The largest sum of |w| over the weights of one output channel of a dense i8 filter, whose
-// axes are [G?, A, B, K..]: the output channel is (g, axis `co_axis`) with `grouped` filters.
-int64_t max_output_channel_weight_sum(const int8_t *w, const std::vector<int64_t> &shape, bool grouped, int co_axis);
+// The largest sum of |w| over the weights of one output channel of a dense filter of `t` (i8 or
+// u8), whose axes are [G?, A, B, K..]: the output channel is (g, axis `co_axis`) with `grouped`
+// filters.
+int64_t max_output_channel_weight_sum(DType t, const void *w, const std::vector<int64_t> &shape, bool grouped,
+                                      int co_axis);
 
 }  // namespace detail
 }  // namespace deconv

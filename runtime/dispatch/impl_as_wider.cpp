@@ -5,7 +5,8 @@
 // have. i8 and u8 run as f64 where the build has f64 kernels (it then builds no 8-bit CPU kernels,
 // cmake/DeconvKernels.cmake): every product of two 8-bit values and every sum of fewer than 2^37
 // of them is an f64 integer, so the f64 plan's sums are the exact sums that 8-bit layers saturate
-// on store.
+// on store. Filters whose sums stay under 2^24 run on the f32 plan instead, exact too, with the
+// f32 families and twice the lanes (api/plan.cpp, wider_filter).
 #include "dispatch/implementations.h"
 #include "dispatch/strategy.h"
 #include "kernels/half_conversion.h"
@@ -31,7 +32,10 @@ std::string accept_as_wider(Plan::Impl &p, const PlanRequest &request, DType wid
     if (request.winograd_tile > 0) as_wide.schedule += " winograd_tile=" + std::to_string(request.winograd_tile);
     as_wide.algorithm = request.winograd_tile > 0 ? Algorithm::Winograd : Algorithm::Direct;
     as_wide.use_schedule_database = false;
-    p.via_wider = request.make_wider_plan(as_wide);
+    p.via_wider = request.make_plan(wide, as_wide);
+    // 8-bit layers: the f32 plan too, for filters that keep every sum an f32 integer.
+    key.dtype = DType::f32;
+    if (!half && find_kernel(key, p.variant)) p.fast_via_wider = request.make_plan(DType::f32, as_wide);
     return "";
 }
 

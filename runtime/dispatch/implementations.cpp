@@ -132,7 +132,9 @@ std::string describe_execution(const Plan::Impl &p) {
         return s + ": " + describe_execution(*p.acc_plan);
     }
     if (p.via_wider && p.via_wider->dtype == DType::f64) {
-        return std::string("as f64 (exact conversions, saturated on store): ") + describe_execution(*p.via_wider);
+        return std::string("as f64 (exact conversions, saturated on store") +
+               (p.fast_via_wider ? "; the f32 plan where exact for the filter" : "") +
+               "): " + describe_execution(*p.via_wider);
     }
     if (p.via_wider) {
         return std::string("as f32 (") + (p.dtype == DType::f16 ? "F16C" : "bf16") +

@@ -33,8 +33,8 @@ struct PlanRequest {
     bool winograd_demanded = false;
     // The policy pins this implementation (implementation=...): it takes the layer wherever it can.
     bool pinned = false;
-    // Makes the plan of the same layer in its wider dtype under `exec` (for as_f32 and as_f64).
-    std::function<std::shared_ptr<const Plan::Impl>(const ExecOptions &exec)> make_wider_plan;
+    // Makes the plan of the same layer in dtype `t` under `exec` (for as_f32 and as_f64).
+    std::function<std::shared_ptr<const Plan::Impl>(DType t, const ExecOptions &exec)> make_plan;
 };
 
 // Runs a validated CPU plan: views checked, strides fitting the kernels' 32-bit fields (`in_st`,

@@ -151,8 +151,9 @@ struct Plan::Impl : detail::ResolvedLayer, detail::CpuConf {
                                                // and other scratch each run overwrites whole
     // Narrow layers where this variant has no better kernels: the plan of the same layer in the
     // wider dtype (kernel_registry.h, wider_dtype): f16 and bf16 as f32 (half_conversion.h), i8
-    // and u8 as f64.
-    std::shared_ptr<const Impl> via_wider;
+    // and u8 as f64; and for those the f32 plan, which runs filters that keep every sum an f32
+    // integer (api/plan.cpp, wider_filter).
+    std::shared_ptr<const Impl> via_wider, fast_via_wider;
     // Quantized layers and layers with an epilogue (api/epilogue_plan.cpp): the plain plan of the
     // same layer that accumulates, whose result the epilogue pass (cpu/epilogue_pass.h) turns
     // into the output. Quantized layers accumulate exactly: on `acc_plan` (i32, else f64), or on
