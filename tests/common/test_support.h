@@ -256,6 +256,18 @@ inline std::vector<double> fill(Buffer &b, const std::vector<double> &values) {
     return stored;
 }
 
+// Whether the running CPU variant has the speed families (cmake/DeconvKernels.cmake, kernel
+// tiers): every variant but the fallback of a build of several x86-64 variants, whose layers run
+// on the core families. Route checks that name a speed family's kernel apply where it holds.
+inline bool speed_families_here() {
+#if defined(__x86_64__)
+    const std::vector<std::string> built = deconv::built_cpu_variants();
+    return !(built.size() > 1 && deconv::cpu_variant() == built.back());
+#else
+    return true;
+#endif
+}
+
 // Runs the library's free function for the problem.
 inline void run_free(const deconv_ref::Problem &p, const deconv::ConstTensorView &in,
                      const deconv::ConstTensorView &w, const deconv::TensorView &out) {

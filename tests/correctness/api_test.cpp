@@ -223,6 +223,30 @@ TEST(StoreSaturation, IntegersSaturateTheExactSum) {
     }
 }
 
+// 8-bit layers run as f64 where the build has f64 kernels, or as f32 for filters whose sums stay
+// f32 integers (runtime/dispatch/impl_as_wider.cpp). This filter's bound (4096 x 127 weights x
+// 128) is past 2^24, so it must take the exact f64 plan: the partial sums climb to 2048 x 16129 =
+// 33M, where f32 keeps only even integers and drops the odd products, before cancelling down to
+// -127. Both the unpacked and the packed-filter runs.
+TEST(StoreSaturation, EightBitSumsStayExactPastF32Integers) {
+    if (!deconv_test::dtype_built(DType::i8) || !deconv_test::rank_built(1)) GTEST_SKIP();
+    const int64_t c = 4096;
+    Buffer bi(DType::i8, {1, c, 1}), bw(DType::i8, {c, 1, 1}), bo(DType::i8, {1, 1, 1});
+    for (int64_t i = 0; i < c; i++) {
+        bi.set(i, i < c / 2 ? 127 : -127);
+        bw.set(i, 127);
+    }
+    bi.set(0, 126);  // exact sum: -127
+    const deconv::Plan plan =
+        deconv::Plan::create(deconv::Op::ConvolutionBackpropData, DType::i8, {1, c, 1}, {c, 1, 1}, deconv::Attributes{});
+    bo.fill_bytes(0xCD);
+    plan.run(bi.cview(), bw.cview(), bo.view());
+    EXPECT_EQ(bo.get(0), -127) << plan.describe();
+    bo.fill_bytes(0xCD);
+    plan.run(bi.cview(), plan.pack_filter(bw.cview()), bo.view());
+    EXPECT_EQ(bo.get(0), -127) << plan.describe();
+}
+
 // ---------------------------------------------------------------- documented choices, numerically
 
 TEST(DocumentedChoices, NegativeTotalPaddingLeavesZeroTail) {

@@ -53,7 +53,7 @@ TEST(LayoutWide, DepthwiseEveryGroupTile) {
                     // kernels are built for x86-64 and ARM64: generators/CMakeLists.txt.)
                     const std::string how = plan_of(t, p);
 #if defined(__x86_64__) || defined(__aarch64__)
-                    if (how.find("route=") == std::string::npos)
+                    if (how.find("route=") == std::string::npos && deconv_test::speed_families_here())
                         EXPECT_NE(how.find("_nxc_groups"), std::string::npos) << how;
 #endif
                     routed = true;
@@ -77,7 +77,7 @@ TEST(LayoutWide, DepthwiseRowsSplitAtTileMultiplesWhenLong) {
         const deconv_ref::Problem p = grouped_problem(1, 3, 1, 1, true, 2, {x, 16, 8, 0}, {2, 16, 8, 0});
 #if defined(__x86_64__)
         const std::string how = ncx_f32_plan(p);
-        if (unpinned(how) && how.find("(avx512") != std::string::npos) {
+        if (routes_checked(how) && how.find("(avx512") != std::string::npos) {
             EXPECT_NE(how.find("interleaved_s8"), std::string::npos) << how;
             EXPECT_EQ(how.find("exact groups") != std::string::npos, x == 64) << how;
         }
@@ -131,7 +131,7 @@ TEST(LayoutWide, DepthwiseChannelsFirstOnTheTwin) {
             const deconv_ref::Problem p = grouped_problem(1 + i % 2, groups, 1, 1, true, c.rank, c.inner, c.outer);
 #if defined(__x86_64__)
             const std::string how = ncx_f32_plan(p);
-            if (how.find("route=") == std::string::npos) {
+            if (how.find("route=") == std::string::npos && deconv_test::speed_families_here()) {
                 EXPECT_EQ(how.find("channels-last twin") != std::string::npos, c.twin) << how;
                 if (c.twin) EXPECT_NE(how.find("_nxc_groups"), std::string::npos) << how;
             }
@@ -168,7 +168,7 @@ TEST(LayoutWide, DepthwisePositionTiles) {
 #if defined(__x86_64__)
                 if (s == 1 && rank < 3) {
                     const std::string how = ncx_f32_plan(p);
-                    if (unpinned(how))
+                    if (routes_checked(how))
                         EXPECT_NE(how.find("kernel deconv_phase_conv_interior_r" + std::to_string(rank)),
                                   std::string::npos)
                             << how;
@@ -199,7 +199,7 @@ TEST(LayoutWide, DepthwiseOneTapTiles) {
                         grouped_problem(1 + i % 2, 3 + i % 4, 1, 1, true, rank, {x, s, s, pad}, {3, s, s, 0});
 #if defined(__x86_64__)
                     const std::string how = ncx_f32_plan(p);
-                    if (how.find("route=") == std::string::npos)
+                    if (how.find("route=") == std::string::npos && deconv_test::speed_families_here())
                         EXPECT_NE(how.find("interleaved_s" + std::to_string(s) + "_r" + std::to_string(rank)),
                                   std::string::npos)
                             << how;
@@ -235,7 +235,7 @@ TEST(LayoutWide, DepthwiseBelowStrideInterleaved) {
                     const std::string how = ncx_f32_plan(p);
                     const int64_t y = (x - 1) * a.s + a.k + op, tail = y % a.s;
                     const bool expected = !(tail >= 3 && y / a.s < 12);
-                    if (rank == 2 && unpinned(how) && how.find("(avx512") != std::string::npos)
+                    if (rank == 2 && routes_checked(how) && how.find("(avx512") != std::string::npos)
                         EXPECT_EQ(how.find("interleaved_s" + std::to_string(a.s)) != std::string::npos, expected) << how;
 #endif
                     check_ncx_f32_apis(p, rank, 9400 + 3 * i,
@@ -272,7 +272,7 @@ TEST(LayoutWide, InterleavedRowTails) {
                                                                   {4 + i % 3, 3, 2, 1});
 #if defined(__x86_64__)
                     const std::string how = ncx_f32_plan(p);
-                    if (rank == 2 && c.cin == 1 && a.k == 3 && a.s == 2 && unpinned(how))
+                    if (rank == 2 && c.cin == 1 && a.k == 3 && a.s == 2 && routes_checked(how))
                         EXPECT_NE(how.find("interleaved_s" + std::to_string(a.s)), std::string::npos) << how;
 #endif
                     check_ncx_f32_apis(p, rank, 8900 + 3 * i,
@@ -302,7 +302,7 @@ TEST(LayoutWide, DepthwiseHalfVectorRows) {
                 grouped_problem(1 + i % 2, 16, 1, 1, true, rank, {a.x, a.k, a.s, a.pad}, {rank == 3 ? 3 : 6, 3, 2, 1});
 #if defined(__x86_64__)
             const std::string how = ncx_f32_plan(p);
-            if (rank == 2 && a.s == 2 && unpinned(how))
+            if (rank == 2 && a.s == 2 && routes_checked(how))
                 EXPECT_NE(how.find("interleaved_s2"), std::string::npos) << how;
 #endif
             check_ncx_f32_apis(p, rank, 9300 + 3 * i,
@@ -338,7 +338,7 @@ TEST(LayoutWide, FewChannelTwoVectorRows) {
 #if defined(__x86_64__)
                     if (t == DType::f32 && rank == 2 && a.s == 2) {
                         const std::string how = ncx_f32_plan(p);
-                        if (unpinned(how)) EXPECT_NE(how.find("interleaved_s2"), std::string::npos) << how;
+                        if (routes_checked(how)) EXPECT_NE(how.find("interleaved_s2"), std::string::npos) << how;
                     }
 #endif
                     for (int api = 0; api < 3; api++)
@@ -389,7 +389,7 @@ TEST(LayoutWide, RoutesByTappedPhases) {
         const deconv_ref::Problem p = grouped_problem(1 + i % 2, c.groups, c.cin, c.cout, true, c.rank, c.inner, c.outer);
 #if defined(__x86_64__)
         const std::string how = ncx_f32_plan(p);
-        if (how.find("route=") == std::string::npos) {
+        if (how.find("route=") == std::string::npos && deconv_test::speed_families_here()) {
             EXPECT_EQ(how.find("channels-last twin") != std::string::npos, c.twin) << "case " << i << ": " << how;
         }
 #endif
@@ -423,7 +423,7 @@ TEST(LayoutWide, ShortStrided2DStayChannelsFirst) {
         c({16, 4, 3, 1}, {5, 4, 3, 1}, 1, 16, 16, false),    // stride 3
     };
     check_route_cases(
-        cases, 2, 8450, [](const std::string &how) { return unpinned(how) && how.find("(avx512") != std::string::npos; },
+        cases, 2, 8450, [](const std::string &how) { return routes_checked(how) && how.find("(avx512") != std::string::npos; },
         [](const std::string &how, bool routed) {
             EXPECT_EQ(how.find("channels-last twin") == std::string::npos, routed);
             if (routed) EXPECT_NE(how.find("deconv_phase_conv_interleaved_"), std::string::npos);
@@ -466,7 +466,7 @@ TEST(LayoutWide, GroupBlocksTwinOnNarrowRows) {
         }
         // Checked wherever no pin decides the rule (the ctest variants of lower CPUs pin serial=off).
         const auto checked = [](const std::string &how) {
-            return how.find("route=") == std::string::npos && how.find("group_blocks=") == std::string::npos &&
+            return how.find("route=") == std::string::npos && deconv_test::speed_families_here() && how.find("group_blocks=") == std::string::npos &&
                    how.find("bordered_input=") == std::string::npos;
         };
         check_route_cases(cases, rank, 8520 + 20 * rank, checked, [](const std::string &how, bool routed) {
@@ -490,7 +490,7 @@ TEST(LayoutWide, FewChannelsAtStride2RunPerPhase) {
     for (const auto &[cin, cout, per_phase] : {std::tuple{32, 4, true}, {40, 15, true}, {32, 3, false}, {16, 8, false}})
         cases.push_back({grouped_problem(1 + ++n % 2, 1, cin, cout, true, 2, {20, 3, 2, 1}, {6, 4, 2, 1}), per_phase});
     check_route_cases(
-        cases, 2, 8470, [](const std::string &how) { return unpinned(how) && how.find("twin") == std::string::npos; },
+        cases, 2, 8470, [](const std::string &how) { return routes_checked(how) && how.find("twin") == std::string::npos; },
         [](const std::string &how, bool per_phase) {
             EXPECT_EQ(how.find("interleaved") == std::string::npos, per_phase);
         });
@@ -529,7 +529,7 @@ TEST(LayoutWide, FewOutputChannelsTakeTheTwin) {
                              wide ? c.wide_regs : c.narrow_regs});
         check_route_cases(
             cases, 2, wide ? 8480 : 8485,
-            [wide](const std::string &how) { return unpinned(how) && (how.find("(avx512") != std::string::npos) == wide; },
+            [wide](const std::string &how) { return routes_checked(how) && (how.find("(avx512") != std::string::npos) == wide; },
             [](const std::string &how, bool twin) { EXPECT_EQ(how.find("channels-last twin") != std::string::npos, twin); });
     }
 }
@@ -567,7 +567,7 @@ TEST(LayoutWide, NarrowRowsOnChannelTiles) {
         check_route_cases(
             cases, 2, 8700 + cout + (wide ? 0 : 1),
             [wide](const std::string &how) {
-                return unpinned(how) && how.find(wide ? "(avx512" : "(avx2") != std::string::npos;
+                return routes_checked(how) && how.find(wide ? "(avx512" : "(avx2") != std::string::npos;
             },
             [](const std::string &how, bool routed) {
                 EXPECT_EQ(how.find("deconv_phase_conv_channels_") != std::string::npos, routed);
@@ -592,7 +592,7 @@ TEST(LayoutWide, ShortOneDimLayersOnInterleavedPositions) {
         c({40, 3, 2, 1}, 136, 64, false),  // 136 input channels
         c({40, 1, 2, 0}, 64, 32, false),   // kernel 1: a phase without taps
     };
-    check_route_cases(cases, 1, 8490, unpinned, [](const std::string &how, bool routed) {
+    check_route_cases(cases, 1, 8490, routes_checked, [](const std::string &how, bool routed) {
         // The plain kernel, or the blocked one where it serves the layer (rows of enough blocks
         // for the CPU's tile).
         EXPECT_EQ(how.find("deconv_phase_conv_interleaved_") != std::string::npos &&
@@ -614,7 +614,7 @@ TEST(LayoutWide, KernelFourStrideTwoOneDimTakeTheTwin) {
         return grouped_problem(1, 1, cin, cout, true, 1, axis, {});
     };
     const auto on_avx2 = [](const std::string &how) {
-        return unpinned(how) && how.find("(avx2") != std::string::npos;
+        return routes_checked(how) && how.find("(avx2") != std::string::npos;
     };
     const auto expect_twin = [](const std::string &how, bool twin) {
         EXPECT_EQ(how.find("channels-last twin") != std::string::npos, twin);
@@ -660,7 +660,7 @@ TEST(LayoutWide, OneTap3dFewChannelsInterleaved) {
         {one_tap(16, 16, 16, 1), false}, {one_tap(12, 16, 16, 0), false},
     };
     check_route_cases(
-        cases, 3, 8460, [](const std::string &how) { return unpinned(how); },
+        cases, 3, 8460, [](const std::string &how) { return routes_checked(how); },
         [](const std::string &how, bool routed) {
             EXPECT_EQ(how.find("interleaved deconv_phase_conv_interleaved_blocked") != std::string::npos, routed);
         });
@@ -695,7 +695,7 @@ TEST(LayoutWide, FlatRowsOfStrideOnePlanes) {
         {layer(3, 1, 1, 24, 8, 6, 3, 1, 1), true},  {layer(3, 2, 4, 8, 4, 8, 2, 1, 2), true},
         {layer(3, 1, 1, 8, 8, 12, 3, 0, 1), true},  {layer(3, 1, 16, 1, 1, 8, 3, 1, 1), false},
     };
-    const auto checked = [](const std::string &how) { return unpinned(how) && how.find("(avx512") != std::string::npos; };
+    const auto checked = [](const std::string &how) { return routes_checked(how) && how.find("(avx512") != std::string::npos; };
     const auto expect = [](const std::string &how, bool routed) {
         EXPECT_EQ(how.find("flat rows") != std::string::npos, routed);
     };
@@ -824,7 +824,7 @@ TEST(LayoutWide, RowBlocksAndOneTapTiles) {
         deconv::set_cpu_threads(t);
 #if defined(__x86_64__)
         const std::string how = ncx_f32_plan(row);
-        if (unpinned(how)) EXPECT_EQ(how.find("interleaved_blocked") != std::string::npos, t == 1) << how;
+        if (routes_checked(how)) EXPECT_EQ(how.find("interleaved_blocked") != std::string::npos, t == 1) << how;
 #endif
         check_ncx_f32_apis(row, 1, 8400 + 3 * t, "1D row, " + std::to_string(t) + " threads: ", ran, failed);
     }
@@ -833,7 +833,7 @@ TEST(LayoutWide, RowBlocksAndOneTapTiles) {
         deconv::set_cpu_threads(t);
 #if defined(__x86_64__)
         const std::string how = ncx_f32_plan(wide);
-        if (unpinned(how)) EXPECT_NE(how.find("interleaved_blocked"), std::string::npos) << how;
+        if (routes_checked(how)) EXPECT_NE(how.find("interleaved_blocked"), std::string::npos) << how;
 #endif
         check_ncx_f32_apis(wide, 1, 8410 + 3 * t, "1D row of 320 channels, " + std::to_string(t) + " threads: ", ran,
                            failed);
@@ -864,7 +864,7 @@ TEST(LayoutWide, RowBlocksAndOneTapTiles) {
 #if defined(__x86_64__)
         const std::string how = ncx_f32_plan(p);
         const bool wide = how.find("(avx512") != std::string::npos;
-        if (unpinned(how) && (wide || c.wide_regs != Route::Positions)) {
+        if (routes_checked(how) && (wide || c.wide_regs != Route::Positions)) {
             const Route route = wide ? c.wide_regs : Route::Twin;
             const bool twin = how.find("channels-last twin") != std::string::npos;
             const bool tiles = how.find("deconv_phase_conv_channels_") != std::string::npos;
@@ -952,7 +952,7 @@ TEST(LayoutWide, FewOutputChannelsOnTheTwinsDots) {
         {layer(3, 1, 64, 5, {5, 2, 1, 0}), false},     // stride 1
     };
     const std::vector<RouteCase> rows = {{layer(1, 1, 64, 5, {40, 2, 2, 0}), false}};
-    const auto checked = [](const std::string &how) { return unpinned(how) && how.find("(avx512") != std::string::npos; };
+    const auto checked = [](const std::string &how) { return routes_checked(how) && how.find("(avx512") != std::string::npos; };
     const auto expect = [](const std::string &how, bool routed) {
         EXPECT_EQ(how.find("channels-last twin") != std::string::npos && how.find("nxc_dots") != std::string::npos, routed);
     };
@@ -997,7 +997,7 @@ TEST(LayoutWide, FewOutputChannelsEveryDotTile) {
         const deconv_ref::Problem p = grouped_problem(1, 1, cin, 5, false, 2, {9, 3, 1, 1}, {6, 2, 1, 0});
 #if defined(__x86_64__)
         const std::string how = plan_of(DType::f32, p);
-        if (unpinned(how) && how.find("(avx512") != std::string::npos)
+        if (routes_checked(how) && how.find("(avx512") != std::string::npos)
             EXPECT_EQ(how.find("nxc_dots") != std::string::npos, cin == 128) << how;
 #endif
         check_random_case(DType::f32, deconv_test::sweep_seed(DType::f32, 2, 8090 + cin), 0, p, ran, failed);
@@ -1036,7 +1036,7 @@ TEST(LayoutWide, OneDimChannelsLastReadInPlace) {
         if (!deconv_test::rank_built(c.rank)) continue;
 #if defined(__x86_64__)
         const std::string how = plan_of(DType::f32, c.p);
-        if (unpinned(how) && how.find("(sse41") == std::string::npos) {
+        if (routes_checked(how) && how.find("(sse41") == std::string::npos) {
             SCOPED_TRACE("case " + std::to_string(i) + ": " + how);
             EXPECT_EQ(how.find("zero-bordered input") == std::string::npos, c.in_place);
             if (c.in_place)
