@@ -319,6 +319,14 @@ if(DECONV_BF16_DOT)
 endif()
 # The quantized dot-product kernels (deconv_add_vnni_kernel below): every native x86-64 build
 # where llc is found. Without them quantized layers run on the i16-pair kernels.
+# DECONV_QUANTIZED=OFF leaves out every quantized kernel (a build that runs float layers only,
+# such as the main job's demo: 8 generator steps and a generator of their own at rank 2, a fifth
+# of its kernel time); quantized layers then accumulate on the i32 or f64 kernels where the build
+# has them, and are Unsupported elsewhere.
+option(DECONV_QUANTIZED "Build the quantized layers' kernels (u8/i8 data x i8 weights)" ON)
+if(NOT DECONV_QUANTIZED)
+  set(_deconv_llc_native OFF)
+endif()
 option(DECONV_VNNI "Build the quantized dot-product kernels (x86-64 AVX512-VNNI, needs LLVM 14's llc)" ${_deconv_llc_native})
 if(DECONV_VNNI AND NOT DECONV_LLC)
   message(FATAL_ERROR "deconv: DECONV_VNNI needs LLVM 14's llc (Debian package llvm-14); none found")
