@@ -17,8 +17,9 @@ namespace detail {
 namespace {
 
 std::string accept_as_wider(Plan::Impl &p, const PlanRequest &request, DType wide) {
-    if (p.dtype == wide || wider_dtype(p.dtype) != wide) return std::string("the layer is not ") + (wide == DType::f32 ? "f16 or bf16" : "i8 or u8");
     const bool half = wide == DType::f32;
+    if (p.dtype == wide || wider_dtype(p.dtype) != wide)
+        return std::string("the layer is not ") + (half ? "f16 or bf16" : "i8 or u8");
     if (half && !runs_as_f32(p.dtype, p.variant) && request.winograd_tile == 0 && !request.on_wider && !request.pinned)
         return std::string("its own ") + dtype_name(p.dtype) + " kernels run here";
     if (!half && !request.on_wider) return std::string("its own ") + dtype_name(p.dtype) + " kernels run here";

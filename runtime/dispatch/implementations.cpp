@@ -53,9 +53,9 @@ void choose_implementation(Plan::Impl &p, const PlanRequest &request, const char
     if (first)
         while (i < list.size() && std::strcmp(list[i].name, first) != 0) i++;
     // A pinned implementation (policy implementation=...) is tried before the heuristic ones ahead
-    // of it in the list, which are skipped (as_f32 and as_f64 are a type's necessity: never skipped); where it
-    // refuses the layer, the list goes on after it. (Nor is the Winograd path skipped where
-    // ExecOptions::algorithm demands it.)
+    // of it in the list, which are skipped (as_f32 and as_f64 are a type's necessity: never
+    // skipped); where it refuses the layer, the list goes on after it. (Nor is the Winograd path
+    // skipped where ExecOptions::algorithm demands it.)
     const Implementation *pinned = p.policy.implementation.empty() ? nullptr : find_implementation(p.policy.implementation);
     const size_t pinned_at = pinned && pinned >= &list[i] ? (size_t)(pinned - list.data()) : list.size();
     for (; i < list.size(); i++) {
