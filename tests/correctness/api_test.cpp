@@ -1114,6 +1114,42 @@ TEST(BatchRows, NarrowPhasesOfWideBatches) {
     EXPECT_GT(ran, 0);
 }
 
+// Batch rows on two threads as tasks (runtime/cpu/batch_rows_executor.cpp): many (phase, window)
+// calls (kernel 4 stride 2 on 4 inputs: three windows per phase and axis), and, rank 2, four
+// calls of one output row each (one input row, kernel 1 x 4, stride 1 x 2), whose images split
+// into runs of whole row tiles (40 and 41 images: a last run of no whole tile). Every dtype
+// built, ranks 1 and 2, against the reference.
+TEST(BatchRows, CallsAsTasksOnTwoThreads) {
+    const OnTwoThreads two_threads;
+    int ran = 0, i = 0;
+    for (DType t : deconv_test::all_dtypes()) {
+        if (!deconv_test::dtype_built(t)) continue;
+        for (int rank : {1, 2}) {
+            if (!deconv_test::rank_built(rank) || !deconv_test::rank_built(rank + 1)) continue;
+            for (bool one_row : {false, true}) {
+                if (one_row && rank == 1) continue;
+                for (auto [n, co] : {std::pair<int64_t, int64_t>{40, 33}, {41, 16}}) {
+                    std::mt19937 rng(static_cast<uint32_t>(171 + i));
+                    const GenCase c = grouped_random_case(t, rng, i++ % 3, n, 1, 128, co, [&](deconv_ref::Problem &p) {
+                        for (int a = 0; a < rank; a++) {
+                            const bool row = one_row && a == 0;
+                            p.input_shape.push_back(row ? 1 : one_row ? 2 : 4);
+                            p.filter_shape.push_back(row ? 1 : 4);
+                            p.strides.push_back(row ? 1 : 2);
+                            p.dilations.push_back(1);
+                            p.pads_begin.push_back(row ? 0 : 1);
+                            p.pads_end.push_back(row ? 0 : 1);
+                        }
+                    });
+                    EXPECT_TRUE(deconv_test::run_and_check(c)) << deconv_ref::describe(c.p);
+                    ran++;
+                }
+            }
+        }
+    }
+    EXPECT_GT(ran, 0);
+}
+
 // Layers of 16 images, 1040 -> 130 output channels, ranks 1 and 2, f32, every API, for the batch
 // rows' channel blocks: `add_axis(p, rank, a)` adds spatial axis a of each, `check_plan` reads each
 // plan's describe(), and each result is checked against the reference. Returns how many ran.
