@@ -24,9 +24,31 @@
 namespace deconv {
 namespace detail {
 
-// Batch rows: 1D-2D channels-last plans of phase rows narrower than the position tile and a batch
-// of batch_rows_min_images or more run each phase with the images as the innermost row, in tap
-// windows (dcgan_l2, batch 64: 25.7-27.2 -> 18.9-19.3 ms). DECONV_BATCH_ROWS=0 turns it off.
+// Batch rows: 1D-2D channels-last plans run each phase with the images as the innermost row, in
+// tap windows, where their phase rows are narrower than the position tile and the batch has
+// batch_rows_min_images or more (dcgan_l2, batch 64: 25.7-27.2 -> 18.9-19.3 ms), or where the
+// phase kernels would run the innermost axis in tap windows narrower than the four-position tile
+// on average, the batch has batch_rows_narrow_min_images or more, wider than those windows, and
+// the groups a full channel tile of outputs (1024 -> 512 channels, 2x2 inputs, kernel 4 stride 1,
+// batch 8: 18.9 -> 2.0 ms; measured on such layers only, 64 to 1024 channels).
+
+namespace {
+
+// The innermost axis's rows as the phase kernels run them, in tap windows: the windows' widths,
+// weighted by their products (width x taps).
+double mean_window_width(const Plan::Impl &p) {
+    const int inner = p.geo.rank - 1;
+    double products = 0, weighted = 0;
+    for (const AxisPhase &a : p.phases[inner])
+        for (const TapWindow &w : tap_windows(a, p.geo.in_spatial[inner])) {
+            const double work = (double)w.q_count * (double)std::max<int64_t>(w.j_count, 1);
+            products += work;
+            weighted += work * (double)w.q_count;
+        }
+    return products > 0 ? weighted / products : 0;
+}
+
+}  // namespace
 
 bool choose_batch_rows(Plan::Impl &p) {
     const OpGeometry &g = p.geo;
@@ -34,9 +56,14 @@ bool choose_batch_rows(Plan::Impl &p) {
         g.rank > 2 || p.policy.batch_rows == Toggle::Off)
         return false;
     if (p.policy.batch_rows != Toggle::On) {
-        if (g.n < threshold(p, Threshold::BatchRowsMinImages)) return false;
-        for (const AxisPhase &a : p.phases[g.rank - 1])
-            if (a.out_count >= p.tiles.row_positions) return false;
+        bool narrow_phases = true;
+        for (const AxisPhase &a : p.phases[g.rank - 1]) narrow_phases = narrow_phases && a.out_count < p.tiles.row_positions;
+        const bool wide_batch = g.n >= threshold(p, Threshold::BatchRowsMinImages) && narrow_phases;
+        const double width = mean_window_width(p);
+        const bool narrow_windows = g.n >= threshold(p, Threshold::BatchRowsNarrowMinImages) &&
+                                    g.c_out >= p.tiles.four_position_channels &&
+                                    width < (double)p.tiles.short_positions && (double)g.n > width;
+        if (!wide_batch && !narrow_windows) return false;
     }
     const KernelEntry *k = find_kernel(cpu_kernel_key(p, g.rank + 1, true, true, p.ci_pairs), p.variant);
     if (!k) return false;

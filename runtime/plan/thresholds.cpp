@@ -418,6 +418,9 @@ constexpr ThresholdEntry kThresholdRows[] = {
     {Threshold::BatchRowsMinImages, "batch_rows_min_images", {16, 16, 16},
      "fewest images of a batch run as rows (dcgan_l2, batch 64: 25.7-27.2 -> 18.9-19.3 ms)",
      DECONV_RULE_LOG(choose_batch_rows)},
+    {Threshold::BatchRowsNarrowMinImages, "batch_rows_narrow_min_images", {4, 4, 4},
+     "fewest images run as rows where tap windows are narrower (batch 2: 0.22-0.53x, 4: 3.5-11x)",
+     DECONV_RULE_LOG(choose_batch_rows)},
     // choose_winograd_tile
     {Threshold::WinogradTile, "winograd_tile", {4, 4, 4},
      "outputs per axis m of the Winograd tile F(m, r) a rule takes", DECONV_RULE_LOG(choose_winograd_tile)},

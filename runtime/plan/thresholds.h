@@ -212,6 +212,7 @@ enum class Threshold : int {
     ChannelsFirstTwinCoutBelow,
     // choose_batch_rows (impl_batch_rows.cpp)
     BatchRowsMinImages,
+    BatchRowsNarrowMinImages,
     // choose_winograd_tile (impl_winograd.cpp)
     WinogradTile,
     WinogradMinChannels,
