@@ -100,4 +100,32 @@ TEST(TapRows, RuleTakesLayersOfManyWeights) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
+// The rule's second class: phase rows all narrower than the four-position tile (one image, 96
+// -> 64 channels: a 2x2 input at kernel 4 stride 2, phase rows of 3 and 2; a 3x3 input at kernel
+// 3 stride 1 pad 2, rows of 3) runs the tap-row kernels, channels last and on the twin; a 4x4
+// input at kernel 4 stride 2 (rows of 5 and 4) does not. Each against the reference.
+TEST(TapRows, RuleTakesNarrowPhaseRows) {
+    if (!tap_rows_built(2)) GTEST_SKIP() << "no tap-row kernels in this build (x86-64, f32, ranks 2-3)";
+    int ran = 0, failed = 0, checked = 0;
+    struct Case {
+        AxisSpec axis;
+        bool narrow;
+    };
+    for (const Case &c : {Case{{2, 4, 2, 1}, true}, Case{{3, 3, 1, 2}, true}, Case{{4, 4, 2, 1}, false}}) {
+        const deconv_ref::Problem p = grouped_problem(1, 1, 96, 64, false, 2, c.axis, c.axis);
+        for (DataFormat format : {DataFormat::NXC, DataFormat::NCX}) {
+            const std::string how = plan_of(DType::f32, p, "", format);
+            if (unpinned(how) && deconv_test::speed_families_here() &&
+                (format == DataFormat::NXC || how.find("channels-last twin") != std::string::npos)) {
+                EXPECT_EQ(how.find("nxc_tap_rows") != std::string::npos, c.narrow) << how;
+                checked++;
+            }
+            check_random_case(DType::f32, deconv_test::sweep_seed(DType::f32, 2, 8500 + ran), ran % 3, p, ran, failed, "",
+                              format);
+        }
+    }
+    if (deconv_test::speed_families_here()) EXPECT_GT(checked, 0);
+    EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
+}
+
 }  // namespace
