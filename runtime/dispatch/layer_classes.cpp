@@ -320,18 +320,34 @@ int64_t exact_channel_blocks(const Plan::Impl &p, int64_t block) {
     return saves_enough(p, whole, split) ? b : block;
 }
 
+namespace {
+
+// The phases' rows along an axis, their mean width weighted by their products (rows x taps).
+double mean_phase_row(const std::vector<AxisPhase> &phases) {
+    double products = 0, weighted = 0;
+    for (const AxisPhase &a : phases) {
+        const double work = (double)a.out_count * (double)a.tap_count;
+        products += work;
+        weighted += work * (double)a.out_count;
+    }
+    return products > 0 ? weighted / products : 0;
+}
+
+}  // namespace
+
 // Interior calls whose weights pass L2's share, over several tap rows per phase on wide enough
 // and enough rows, run on the tap-row kernels (where the implementations (dispatch/impl_*.cpp) finds one): each tap row's
 // weights serve a band of rows from L2 (1024 -> 256, kernel 4: 22.8 -> 15.0 ms). So do layers
-// whose phase rows are all narrower than the four-position tile, with a full channel tile of
-// outputs per group (inputs of 2-3 positions: batches of 1-3 that batch rows do not take), which
-// the channels-last kernels run one position per step: 1.4-3.1x natively and 2.0-4.0x under
-// AVX2 on such layers of a 72-layer sweep (Zen 4); rows of 4 gained on some and lost on others
-// (0.79-2.0x).
+// whose phase rows are narrower than the four-position tile on average, weighted by their
+// products, with a full channel tile of outputs per group (inputs of 2-4 positions: batches of
+// 1-3 that batch rows do not take), which the channels-last kernels run one position per step:
+// 1.7-3.5x natively and 2.0-4.0x under AVX2 on such layers of a 72-layer sweep (Zen 4); rows of
+// four alone gained on some and lost on others (0.79-1.4x).
 bool tap_rows_class(const Plan::Impl &p, int64_t block) {
     const OpGeometry &g = p.geo;
     if (!rule_applies(p, Threshold::TapRows) || g.forward || g.rank < 2) return false;
-    if (widest_phase(p.phases[g.rank - 1]) < p.tiles.short_positions && g.c_out >= p.tiles.four_position_channels)
+    if (mean_phase_row(p.phases[g.rank - 1]) < (double)p.tiles.short_positions &&
+        g.c_out >= p.tiles.four_position_channels)
         return true;
     // (Rows narrower than the position tile keep the channels-last kernels' narrow-row tiles.)
     if (widest_phase(p.phases[g.rank - 1]) < p.tiles.row_positions ||

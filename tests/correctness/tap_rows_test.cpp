@@ -100,10 +100,10 @@ TEST(TapRows, RuleTakesLayersOfManyWeights) {
     EXPECT_EQ(failed, 0) << failed << " of " << ran << " cases failed";
 }
 
-// The rule's second class: phase rows all narrower than the four-position tile (one image, 96
-// -> 64 channels: a 2x2 input at kernel 4 stride 2, phase rows of 3 and 2; a 3x3 input at kernel
-// 3 stride 1 pad 2, rows of 3) runs the tap-row kernels, channels last and on the twin; a 4x4
-// input at kernel 4 stride 2 (rows of 5 and 4) does not. Each against the reference.
+// The rule's second class: phase rows narrower than the four-position tile on average (one
+// image, 96 -> 64 channels: a 2x2 input at kernel 4 stride 2, phase rows of 3 and 2; a 3x3 input
+// at kernel 3 stride 1 pad 2, rows of 3) runs the tap-row kernels, channels last and on the twin;
+// a 4x4 input at kernel 4 stride 2 (rows of 5 and 4) does not. Each against the reference.
 TEST(TapRows, RuleTakesNarrowPhaseRows) {
     if (!tap_rows_built(2)) GTEST_SKIP() << "no tap-row kernels in this build (x86-64, f32, ranks 2-3)";
     int ran = 0, failed = 0, checked = 0;
