@@ -37,6 +37,9 @@ struct QuantDotsFilter {
     int64_t c_out_k = 0;
     // Per combination of phases (the odometer's order, last axis fastest): [G][C_OUT].
     std::vector<std::vector<int32_t>> comp;
+    // The zero point times each tap's weight sum, [G][K_1..K_D][C_OUT_K]: a tap window's
+    // compensation is the sum over its taps.
+    std::vector<int32_t> tap_comp;
 };
 
 // Whether `p` runs on the dot-product kernels: every backprop layer.

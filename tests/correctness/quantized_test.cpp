@@ -1042,6 +1042,51 @@ std::vector<QCase> few_channel_pinned_cases() {
 INSTANTIATE_TEST_SUITE_P(FewChannelsPinned, QuantizedCase, ::testing::ValuesIn(few_channel_pinned_cases()),
                          case_name);
 
+// Inputs smaller than the kernel, whose bordered copy would hold most of the products: the
+// dot-product kernels run them in tap windows, each with the compensation of its own taps
+// (runtime/cpu/quantized_dots_executor.cpp, dots_windows): 1x1 and 2x3 inputs at kernel 4, a 1D
+// input of 2 at kernel 5 dilated 2, a 3D one of 1x2x1 at kernel 3, a 1x1 input at stride 2 (its
+// phases' windows). 8 -> 20 output channels per group (a vector and a padded one), zero points,
+// u8 and i8 data, both layouts, the quads, and the pairs pinned.
+std::vector<QCase> window_cases() {
+    static const std::vector<Geometry> g = {
+        {"w_r2_1x1_k4s1_g2", true, {1, 16, 1, 1}, {2, 8, 20, 4, 4}, attrs({1, 1}, {0, 0}, {0, 0}), std::nullopt},
+        {"w_r2_2x3_k4s1p1", true, {2, 8, 2, 3}, {1, 8, 20, 4, 4}, attrs({1, 1}, {1, 1}, {1, 2}), std::nullopt},
+        {"w_r1_2_k5s1d2", true, {1, 8, 2}, {1, 8, 20, 5}, attrs({1}, {0}, {1}, {2}), std::nullopt},
+        {"w_r3_1x2x1_k3s1", true, {1, 8, 1, 2, 1}, {1, 8, 20, 3, 3, 3}, attrs({1, 1, 1}, {0, 0, 0}, {0, 0, 0}),
+         std::nullopt},
+        {"w_r2_1x1_k4s2p1", false, {3, 8, 1, 1}, {8, 20, 4, 4}, attrs({2, 2}, {1, 1}, {1, 1}), std::nullopt},
+    };
+    std::vector<QCase> v;
+    uint32_t seed = 1400;
+    for (const Geometry &geo : g)
+        for (DataFormat f : {DataFormat::NCX, DataFormat::NXC})
+            for (int kind = 0; kind < 3; kind++) {
+                QCase c;
+                c.geo = geo;
+                c.format = f;
+                if (kind == 1) {
+                    c.types = {DType::i8, DType::i8, DType::i32};
+                    c.src_zp = -5;
+                    c.scale_mode = ScaleMode::per_tensor;
+                    c.bias = DType::f32;
+                } else {
+                    c.types = {DType::u8, DType::i8, DType::u8};
+                    c.src_zp = 131;
+                    c.dst_zp = 77;
+                    c.scale_mode = ScaleMode::per_channel;
+                    c.bias = DType::i32;
+                }
+                if (kind == 2) c.schedule = "quant_dots=pairs";
+                c.seed = seed++;
+                c.name = geo.name + (f == DataFormat::NXC ? "_nxc" : "_ncx") +
+                         (kind == 1 ? "_s8s8s32" : kind == 2 ? "_u8s8u8_pairs" : "_u8s8u8");
+                v.push_back(c);
+            }
+    return v;
+}
+INSTANTIATE_TEST_SUITE_P(Windows, QuantizedCase, ::testing::ValuesIn(window_cases()), case_name);
+
 TEST(QuantizedCases, ListsAreComplete) {
     // A list that lost its cases would pass by running none.
     EXPECT_EQ(dtype_cases().size(), 2u * 5u * 3u * 3u);
@@ -1057,6 +1102,7 @@ TEST(QuantizedCases, ListsAreComplete) {
     EXPECT_EQ(run_args_cases().size(), 7u);
     EXPECT_EQ(staged_cases().size(), 32u);
     EXPECT_EQ(few_channel_pinned_cases().size(), 32u);
+    EXPECT_EQ(window_cases().size(), 5u * 2u * 3u);
     EXPECT_EQ(exp_range_cases().size(), 5u);
     // The reference's eltwise enum mirrors the library's, in order.
     const auto all = dr::all_qeltwise();
