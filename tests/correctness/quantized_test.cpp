@@ -1050,12 +1050,12 @@ INSTANTIATE_TEST_SUITE_P(FewChannelsPinned, QuantizedCase, ::testing::ValuesIn(f
 // u8 and i8 data, both layouts, the quads, and the pairs pinned.
 std::vector<QCase> window_cases() {
     static const std::vector<Geometry> g = {
-        {"w_r2_1x1_k4s1_g2", true, {1, 16, 1, 1}, {2, 8, 20, 4, 4}, attrs({1, 1}, {0, 0}, {0, 0}), std::nullopt},
-        {"w_r2_2x3_k4s1p1", true, {2, 8, 2, 3}, {1, 8, 20, 4, 4}, attrs({1, 1}, {1, 1}, {1, 2}), std::nullopt},
-        {"w_r1_2_k5s1d2", true, {1, 8, 2}, {1, 8, 20, 5}, attrs({1}, {0}, {1}, {2}), std::nullopt},
-        {"w_r3_1x2x1_k3s1", true, {1, 8, 1, 2, 1}, {1, 8, 20, 3, 3, 3}, attrs({1, 1, 1}, {0, 0, 0}, {0, 0, 0}),
+        {"win_r2_1x1_k4s1_g2", true, {1, 16, 1, 1}, {2, 8, 20, 4, 4}, attrs({1, 1}, {0, 0}, {0, 0}), std::nullopt},
+        {"win_r2_2x3_k4s1p1", true, {2, 8, 2, 3}, {1, 8, 20, 4, 4}, attrs({1, 1}, {1, 1}, {1, 2}), std::nullopt},
+        {"win_r1_2_k5s1d2", true, {1, 8, 2}, {1, 8, 20, 5}, attrs({1}, {0}, {1}, {2}), std::nullopt},
+        {"win_r3_1x2x1_k3s1", true, {1, 8, 1, 2, 1}, {1, 8, 20, 3, 3, 3}, attrs({1, 1, 1}, {0, 0, 0}, {0, 0, 0}),
          std::nullopt},
-        {"w_r2_1x1_k4s2p1", false, {3, 8, 1, 1}, {8, 20, 4, 4}, attrs({2, 2}, {1, 1}, {1, 1}), std::nullopt},
+        {"win_r2_1x1_k4s2p1", false, {3, 8, 1, 1}, {8, 20, 4, 4}, attrs({2, 2}, {1, 1}, {1, 1}), std::nullopt},
     };
     std::vector<QCase> v;
     uint32_t seed = 1400;
