@@ -1164,9 +1164,10 @@ TEST(BatchRows, NarrowWindowsOfSmallBatches) {
             if (!deconv_test::rank_built(rank) || !deconv_test::rank_built(rank + 1)) continue;
             for (auto [n, x] : {std::pair<int64_t, int64_t>{8, 2}, {5, 3}, {2, 2}}) {
                 std::mt19937 rng(static_cast<uint32_t>(211 + i));
+                const int64_t width = x;  // (a lambda cannot capture a structured binding in C++17)
                 const GenCase c = grouped_random_case(t, rng, i++ % 3, n, 1, 96, 64, [&](deconv_ref::Problem &p) {
                     for (int a = 0; a < rank; a++) {
-                        p.input_shape.push_back(x);
+                        p.input_shape.push_back(width);
                         p.filter_shape.push_back(4);
                         p.strides.push_back(1);
                         p.dilations.push_back(1);
