@@ -88,6 +88,30 @@ bool dots_windows(const Plan::Impl &p) {
     return all > 0 && 1 - useful / all > kWindowsMinBorderShare;
 }
 
+// The kernel calls of a run, in order: every combination of phases (the odometer's order, last
+// axis fastest), each whole (`win` null) or, where dots_windows, in each combination of its axes'
+// tap windows (`win`: one per axis). Packing computes each call's compensation in this order,
+// the run makes the calls in it.
+template <typename Fn>
+void for_each_dots_call(const Plan::Impl &p, const Fn &fn) {
+    const int rank = p.geo.rank;
+    const bool windows = dots_windows(p);
+    for_each_combination(dots_phase_counts(p), [&](const std::vector<size_t> &at) {
+        if (!windows) return fn(at, static_cast<const TapWindow *>(nullptr));
+        std::vector<std::vector<TapWindow>> axis_windows(rank);
+        std::vector<size_t> counts(rank);
+        for (int a = 0; a < rank; a++) {
+            axis_windows[a] = tap_windows(p.phases[a][at[a]], p.geo.in_spatial[a]);
+            counts[a] = axis_windows[a].size();
+        }
+        for_each_combination(counts, [&](const std::vector<size_t> &wi) {
+            TapWindow win[3];
+            for (int a = 0; a < rank; a++) win[a] = axis_windows[a][wi[a]];
+            fn(at, static_cast<const TapWindow *>(win));
+        });
+    });
+}
+
 // x ^= 0x80 over `bytes` bytes (i8 values as the u8 that vpdpbusd takes, u8 as sdot's i8).
 void flip_sign_bits(uint8_t *x, size_t bytes) {
     run_slices(pass_tasks(bytes), (int64_t)bytes, [&](int64_t begin, int64_t n) {
@@ -167,24 +191,20 @@ QuantDotsFilter pack_quant_dots_filter(const Plan::Impl &p, const int8_t *w, int
                 }
             }
     const int64_t zp = group == 4 ? copy_zero_point(p) : 0;
-    f.tap_comp.assign((size_t)(g.groups * taps * ck), 0);
-    for (int64_t gi = 0; gi < g.groups; gi++)
-        for (int64_t t = 0; t < taps; t++)
-            for (int64_t co = 0; co < g.c_out; co++)
-                f.tap_comp[(size_t)((gi * taps + t) * ck + co)] =
-                    (int32_t)(zp * tap_sums[(size_t)((gi * taps + t) * g.c_out + co)]);
     // Tap strides of the flattened [K_1..K_D] index.
     std::vector<int64_t> kst(rank, 1);
     for (int a = rank - 2; a >= 0; a--) kst[a] = kst[a + 1] * g.kernel[a + 1];
-    for_each_combination(dots_phase_counts(p), [&](const std::vector<size_t> &at) {
+    // Each call's compensation: the zero point times the weight sums of the taps it runs.
+    for_each_dots_call(p, [&](const std::vector<size_t> &at, const TapWindow *win) {
         std::vector<int32_t> comp((size_t)(g.groups * ck), 0);
         std::vector<size_t> tap_counts;
-        for (int a = 0; a < rank; a++) tap_counts.push_back((size_t)p.phases[a][at[a]].tap_count);
+        for (int a = 0; a < rank; a++)
+            tap_counts.push_back((size_t)(win ? win[a].j_count : p.phases[a][at[a]].tap_count));
         for_each_combination(tap_counts, [&](const std::vector<size_t> &j) {
             int64_t t = 0;
             for (int a = 0; a < rank; a++) {
                 const AxisPhase &ph = p.phases[a][at[a]];
-                t += (ph.tap_first + (int64_t)j[a] * ph.tap_step) * kst[a];
+                t += (ph.tap_first + ((win ? win[a].j_first : 0) + (int64_t)j[a]) * ph.tap_step) * kst[a];
             }
             for (int64_t gi = 0; gi < g.groups; gi++)
                 for (int64_t co = 0; co < g.c_out; co++)
@@ -314,40 +334,8 @@ void run_quant_dots(const Plan::Impl &p, const KernelEntry *kernel, const QuantD
                           s1.lo, s1.hi, store.dst_zero_point, &in_b, &w_b, &c_b, &b_b, &s_b, &o_b);
         if (rc != 0) fail_kernel(kernel, rc);
     };
-    size_t combo = 0;
-    const bool windows = dots_windows(p);
-    for_each_combination(dots_phase_counts(p), [&](const std::vector<size_t> &at) {
-        const std::vector<int32_t> &comp = f.comp[combo++];
-        if (!windows) return call(at, nullptr, comp);
-        std::vector<std::vector<TapWindow>> axis_windows(rank);
-        std::vector<size_t> counts(rank);
-        for (int a = 0; a < rank; a++) {
-            axis_windows[a] = tap_windows(p.phases[a][at[a]], g.in_spatial[a]);
-            counts[a] = axis_windows[a].size();
-        }
-        std::vector<int32_t> window_comp((size_t)(g.groups * ck));
-        for_each_combination(counts, [&](const std::vector<size_t> &wi) {
-            TapWindow win[3];
-            std::vector<size_t> tap_counts(rank);
-            for (int a = 0; a < rank; a++) {
-                win[a] = axis_windows[a][wi[a]];
-                tap_counts[a] = (size_t)win[a].j_count;
-            }
-            // The window's compensation: its taps' share (a window of no taps: none).
-            std::fill(window_comp.begin(), window_comp.end(), 0);
-            for_each_combination(tap_counts, [&](const std::vector<size_t> &j) {
-                int64_t t = 0;
-                for (int a = 0; a < rank; a++) {
-                    const AxisPhase &ph = p.phases[a][at[a]];
-                    t += (ph.tap_first + (win[a].j_first + (int64_t)j[a]) * ph.tap_step) * kst[a];
-                }
-                for (int64_t gi = 0; gi < g.groups; gi++)
-                    for (int64_t co = 0; co < ck; co++)
-                        window_comp[(size_t)(gi * ck + co)] += f.tap_comp[(size_t)((gi * taps + t) * ck + co)];
-            });
-            call(at, win, window_comp);
-        });
-    });
+    size_t i = 0;
+    for_each_dots_call(p, [&](const std::vector<size_t> &at, const TapWindow *win) { call(at, win, f.comp[i++]); });
 }
 
 }  // namespace detail

@@ -35,11 +35,9 @@ struct QuantDotsFilter {
     // Output channels per group of the kernel's calls: the layer's, or a vector's worth
     // (quant_dots_channels), the extra ones of zero weight, into a scratch output.
     int64_t c_out_k = 0;
-    // Per combination of phases (the odometer's order, last axis fastest): [G][C_OUT].
+    // Per kernel call of a run (a combination of phases, or of their tap windows, in the run's
+    // order): [G][C_OUT_K], the zero point times the weight sums of the call's taps.
     std::vector<std::vector<int32_t>> comp;
-    // The zero point times each tap's weight sum, [G][K_1..K_D][C_OUT_K]: a tap window's
-    // compensation is the sum over its taps.
-    std::vector<int32_t> tap_comp;
 };
 
 // Whether `p` runs on the dot-product kernels: every backprop layer.
