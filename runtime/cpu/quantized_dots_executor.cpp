@@ -89,13 +89,12 @@ bool dots_windows(const Plan::Impl &p) {
 }
 
 // The kernel calls of a run, in order: every combination of phases (the odometer's order, last
-// axis fastest), each whole (`win` null) or, where dots_windows, in each combination of its axes'
-// tap windows (`win`: one per axis). Packing computes each call's compensation in this order,
-// the run makes the calls in it.
+// axis fastest), each whole (`win` null) or, with `windows` (dots_windows, decided at packing),
+// in each combination of its axes' tap windows (`win`: one per axis). Packing computes each
+// call's compensation in this order, the run makes the calls in it.
 template <typename Fn>
-void for_each_dots_call(const Plan::Impl &p, const Fn &fn) {
+void for_each_dots_call(const Plan::Impl &p, bool windows, const Fn &fn) {
     const int rank = p.geo.rank;
-    const bool windows = dots_windows(p);
     for_each_combination(dots_phase_counts(p), [&](const std::vector<size_t> &at) {
         if (!windows) return fn(at, static_cast<const TapWindow *>(nullptr));
         std::vector<std::vector<TapWindow>> axis_windows(rank);
@@ -195,7 +194,8 @@ QuantDotsFilter pack_quant_dots_filter(const Plan::Impl &p, const int8_t *w, int
     std::vector<int64_t> kst(rank, 1);
     for (int a = rank - 2; a >= 0; a--) kst[a] = kst[a + 1] * g.kernel[a + 1];
     // Each call's compensation: the zero point times the weight sums of the taps it runs.
-    for_each_dots_call(p, [&](const std::vector<size_t> &at, const TapWindow *win) {
+    f.windows = dots_windows(p);
+    for_each_dots_call(p, f.windows, [&](const std::vector<size_t> &at, const TapWindow *win) {
         std::vector<int32_t> comp((size_t)(g.groups * ck), 0);
         std::vector<size_t> tap_counts;
         for (int a = 0; a < rank; a++)
@@ -335,7 +335,8 @@ void run_quant_dots(const Plan::Impl &p, const KernelEntry *kernel, const QuantD
         if (rc != 0) fail_kernel(kernel, rc);
     };
     size_t i = 0;
-    for_each_dots_call(p, [&](const std::vector<size_t> &at, const TapWindow *win) { call(at, win, f.comp[i++]); });
+    for_each_dots_call(p, f.windows,
+                       [&](const std::vector<size_t> &at, const TapWindow *win) { call(at, win, f.comp[i++]); });
 }
 
 }  // namespace detail

@@ -35,6 +35,10 @@ struct QuantDotsFilter {
     // Output channels per group of the kernel's calls: the layer's, or a vector's worth
     // (quant_dots_channels), the extra ones of zero weight, into a scratch output.
     int64_t c_out_k = 0;
+    // Whether the run's calls are tap windows of the phases (their bordered copy would hold most
+    // of the products) rather than whole phases: decided once here, since the decision walks
+    // every output of the innermost axis.
+    bool windows = false;
     // Per kernel call of a run (a combination of phases, or of their tap windows, in the run's
     // order): [G][C_OUT_K], the zero point times the weight sums of the call's taps.
     std::vector<std::vector<int32_t>> comp;
