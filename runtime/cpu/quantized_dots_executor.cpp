@@ -134,14 +134,54 @@ void widen_less_zero_point(const uint8_t *s, int16_t *d, size_t count, bool sign
 
 bool quant_dots_take(const Plan::Impl &p) { return !p.geo.forward; }
 
+int64_t quant_dots_merge(const Plan::Impl &p) {
+    const OpGeometry &g = p.geo;
+    if (g.c_out >= kQuantDotsMinChannels) return 1;
+    for (int64_t m = 2; m <= g.groups; m++)
+        if (g.groups % m == 0 && m * g.c_out >= kQuantDotsMinChannels) return m;
+    return 1;
+}
+
+int64_t quant_dots_channels(const Plan::Impl &p) {
+    return quant_dots_merge(p) > 1 ? p.geo.c_out : std::max<int64_t>(p.geo.c_out, kQuantDotsMinChannels);
+}
+
+namespace {
+
+// Input channels per dot product of the plan's kernel (quant_dots_group; 4 before a kernel is found).
+int64_t dots_group(const Plan::Impl &p) { return p.quant_dots_group > 0 ? p.quant_dots_group : 4; }
+
+// The kernel group's input channels: merge * C_IN rounded up to a whole group of `n`.
+int64_t kernel_group_inputs(const Plan::Impl &p, int64_t merge, int64_t n) {
+    return (merge * p.geo.c_in + n - 1) / n * n;
+}
+
+// Below these shares of the layer's own products among the kernel's, the plain f32 plan (where
+// exact) runs the layer. Merged groups write the layer's channels where they lie; padded ones go
+// through a scratch output and its copy, so they need more. The pairs sum half the channels per
+// instruction the quads do, so they need more again, and merged groups never paid on them.
+// Zen 4, u8, 28 layers of 1-12 output channels per group, 3 alternating rounds, against the f32
+// plan. Quads: merged, 64 groups of 2 -> 2 (1/8) 1.00x NCX, 2.1x NXC, the others 0.99-3.3x;
+// padded 96 -> 12 (3/4) 3.0-3.9x, 128 -> 8 (1/2) 1.7-2.0x, 16 -> 4 (1/4) 0.85-1.32x, 64 -> 3
+// (3/16) 0.65-0.83x, 32 -> 2 (1/8) 0.50x. Pairs (AVX2): merged 0.48-0.91x NCX, 0.89-1.42x NXC;
+// padded 96 -> 12 1.6-2.0x, 128 -> 8 1.1-1.4x, 16 -> 4 (1/4) 0.47-0.71x.
+constexpr double kQuadsMinShareMerged = 0.125;
+constexpr double kQuadsMinSharePadded = 0.25;
+constexpr double kPairsMinSharePadded = 0.5;
+
+}  // namespace
+
 bool quant_dots_prefer(const Plan::Impl &p) {
     // A pinned quant_dots (quads or pairs) runs the kernels it names.
     const Policy::QuantDots pin = p.acc_plan ? p.acc_plan->policy.quant_dots : p.policy.quant_dots;
     if (pin == Policy::QuantDots::Quads || pin == Policy::QuantDots::Pairs) return true;
-    return p.geo.c_out >= kQuantDotsMinChannels && p.geo.c_in >= 4;
+    const int64_t m = quant_dots_merge(p), n = dots_group(p);
+    if (m * p.geo.c_in < 4) return false;
+    const double own = (double)m * (double)p.geo.c_in * (double)p.geo.c_out;  // per kernel group
+    const double kernel = (double)kernel_group_inputs(p, m, n) * (double)(m * quant_dots_channels(p));
+    if (m > 1) return n == 4 && own >= kQuadsMinShareMerged * kernel;
+    return own >= (n == 4 ? kQuadsMinSharePadded : kPairsMinSharePadded) * kernel;
 }
-
-int64_t quant_dots_channels(int64_t c_out) { return std::max<int64_t>(c_out, kQuantDotsMinChannels); }
 
 bool quant_dots_slots(const std::vector<PostOp> &ops, QuantDotsStore &store) {
     if (ops.size() > 2) return false;
@@ -166,24 +206,28 @@ QuantDotsFilter pack_quant_dots_filter(const Plan::Impl &p, const int8_t *w, int
     QuantDotsFilter f;
     f.group = group;
     const int64_t n = group;
-    f.c_in_g = (g.c_in + n - 1) / n * n;
-    f.c_out_k = quant_dots_channels(g.c_out);
-    const int64_t ck = f.c_out_k;
+    f.merge = quant_dots_merge(p);
+    const int64_t m = f.merge;
+    f.c_in_g = kernel_group_inputs(p, m, n);
+    f.c_out_k = quant_dots_channels(p);
+    const int64_t ck = f.c_out_k, kck = m * ck;  // per layer group, per kernel group
     int64_t taps = 1;
     for (int64_t k : g.kernel) taps *= k;
-    const int64_t block = f.c_in_g * ck;  // one tap's groups
+    const int64_t block = f.c_in_g * kck;  // one tap's groups
     const size_t elem = group == 4 ? 1 : 2;
-    f.data.assign((size_t)(g.groups * taps * block) * elem, 0);
+    f.data.assign((size_t)(g.groups / m * taps * block) * elem, 0);
     int8_t *quads = (int8_t *)f.data.data();
     int16_t *pairs = (int16_t *)f.data.data();
     // Source [G][C_IN][C_OUT][taps]; each output channel's sum per tap for the compensation.
+    // Layer group gi is kernel group gi / m, its channels the (gi % m)-th C_IN and C_OUT there.
     std::vector<int64_t> tap_sums((size_t)(g.groups * taps * g.c_out), 0);
     for (int64_t gi = 0; gi < g.groups; gi++)
         for (int64_t ci = 0; ci < g.c_in; ci++)
             for (int64_t co = 0; co < g.c_out; co++) {
                 const int8_t *src = w + ((gi * g.c_in + ci) * g.c_out + co) * taps;
+                const int64_t kg = gi / m, kci = gi % m * g.c_in + ci, kco = gi % m * ck + co;
                 for (int64_t t = 0; t < taps; t++) {
-                    const size_t at = (size_t)((gi * taps + t) * block + (ci / n) * n * ck + co * n + ci % n);
+                    const size_t at = (size_t)((kg * taps + t) * block + (kci / n) * n * kck + kco * n + kci % n);
                     if (group == 4) quads[at] = src[t];
                     else pairs[at] = src[t];
                     tap_sums[(size_t)((gi * taps + t) * g.c_out + co)] += src[t];
@@ -227,7 +271,9 @@ void run_quant_dots(const Plan::Impl &p, const KernelEntry *kernel, const QuantD
     const bool quads = f.group == 4;
     const size_t x_elem = quads ? 1 : 2;
     std::vector<int64_t> ext(rank), cst(rank);
-    const int64_t c_tot = g.groups * f.c_in_g;
+    // The kernel's groups: f.merge layer groups each (quant_dots_merge).
+    const int64_t k_groups = g.groups / f.merge, k_c_in = f.merge * g.c_in;
+    const int64_t c_tot = k_groups * f.c_in_g;
     int64_t positions = 1;
     for (int a = 0; a < rank; a++) {
         ext[a] = g.in_spatial[a] + lo[a] + hi[a];
@@ -253,14 +299,14 @@ void run_quant_dots(const Plan::Impl &p, const KernelEntry *kernel, const QuantD
     const size_t bytes = (size_t)(g.n * image);
     // (Without margins or padded channels the copy writes every byte: a fill first cost
     // unet_up4, 128 channels at 196x196, a tenth of its run.)
-    bool covered = f.c_in_g == g.c_in;
+    bool covered = f.c_in_g == k_c_in;
     for (int a = 0; a < rank; a++) covered = covered && lo[a] == 0 && hi[a] == 0;
     std::optional<BufferPool::Lease> staging;
     if (!quads) staging.emplace(p.bordered_pool.take(bytes));
     uint8_t *b = quads ? x : staging->data();
     const uint8_t fill = quads ? (uint8_t)copy_zero_point(p) ^ flip : (uint8_t)p.epilogue.src_zero_point;
     if (!covered) std::memset(b, fill, bytes);
-    std::vector<int64_t> shape = {g.n, g.groups, g.c_in}, s_st = {in_st[0], g.c_in * in_c, in_c},
+    std::vector<int64_t> shape = {g.n, k_groups, k_c_in}, s_st = {in_st[0], k_c_in * in_c, in_c},
                          d_st = {image, f.c_in_g, 1};
     int64_t d_off = 0;
     for (int a = 0; a < rank; a++) {
@@ -282,7 +328,7 @@ void run_quant_dots(const Plan::Impl &p, const KernelEntry *kernel, const QuantD
         kst[a] = taps;
         taps *= g.kernel[a];
     }
-    const int64_t ck = f.c_out_k;
+    const int64_t ck = f.merge * f.c_out_k;  // per kernel group
     const int64_t block = f.c_in_g * ck;
     const QuantDotsFn fn = kernel->as<QuantDotsFn>();
     // One call: the phases `at` of every axis, over the windows `win` (null: each phase whole, on
@@ -291,14 +337,14 @@ void run_quant_dots(const Plan::Impl &p, const KernelEntry *kernel, const QuantD
         halide_dimension_t in_d[6], w_d[6], c_d[2], o_d[6];
         int32_t steps[3] = {1, 1, 1};
         set_dim(in_d[0], 0, f.c_in_g, 1);
-        set_dim(in_d[1], 0, g.groups, f.c_in_g);
+        set_dim(in_d[1], 0, k_groups, f.c_in_g);
         set_dim(w_d[0], 0, f.group * ck, 1);
         set_dim(w_d[1], 0, f.c_in_g, ck);
-        set_dim(w_d[2], 0, g.groups, taps * block);
+        set_dim(w_d[2], 0, k_groups, taps * block);
         set_dim(c_d[0], 0, ck, 1);
-        set_dim(c_d[1], 0, g.groups, ck);
+        set_dim(c_d[1], 0, k_groups, ck);
         set_dim(o_d[0], 0, ck, 1);
-        set_dim(o_d[1], 0, g.groups, ck);
+        set_dim(o_d[1], 0, k_groups, ck);
         bool tapped = true;
         int64_t w_off = 0, o_off = 0;
         for (int a = 0; a < rank; a++) {

@@ -113,11 +113,16 @@ const Implementation *innermost_implementation(const Plan::Impl &p) {
 
 std::string describe_execution(const Plan::Impl &p) {
     if (p.quant_dots_kernel && quant_dots_prefer(p)) {
+        const int64_t merge = quant_dots_merge(p);
+        const std::string merged =
+            merge > 1 ? ", " + std::to_string(merge) + " groups merged in each of the kernel's (zero weights between them)"
+                      : "";
         return describe_epilogue(p) + "; accumulates on " + p.quant_dots_kernel->name +
                (p.quant_dots_group != 4 ? " (i16 pairs) over a zero-bordered i16"
                 : p.quant_dots_signed    ? " (i8 x i8 quads, sdot) over a zero-point-bordered"
                                          : " (u8 x i8 quads, vpdpbusd) over a zero-point-bordered") +
-               " channels-last copy" + (p.quant_dots_fused ? ", the epilogue in its store" : ", then the epilogue pass");
+               " channels-last copy" + merged +
+               (p.quant_dots_fused ? ", the epilogue in its store" : ", then the epilogue pass");
     }
     if (p.acc_plan) {
         if (p.store_fused) {

@@ -1087,6 +1087,76 @@ std::vector<QCase> window_cases() {
 }
 INSTANTIATE_TEST_SUITE_P(Windows, QuantizedCase, ::testing::ValuesIn(window_cases()), case_name);
 
+// Layers of fewer than a vector of output channels per group whose groups merge into the
+// dot-product kernels' groups (quant_dots_merge: 2-8 layer groups per kernel group, the weights
+// between them zero): 8, 5 and 6 output channels per group, 3 input channels whose merged 9 pad
+// to 12, ranks 1-3, dilation, output_padding, an input smaller than the kernel (tap windows),
+// with zero points (whose compensation counts a layer group's own taps and channels only), per
+// channel scales (whose axis runs over the layer's groups, not the kernel's), both layouts, the
+// quads, the pairs pinned, and a packed filter. Each checks that the plan merges where it should
+// (describe()).
+std::vector<QCase> merged_cases() {
+    static const std::vector<Geometry> g = {
+        {"merged_r2_g4_cin4_cout8_k3s2", true, {1, 16, 5, 6}, {4, 4, 8, 3, 3}, attrs({2, 2}, {1, 0}, {0, 1}, {}, {1, 0}),
+         std::nullopt},
+        {"merged_r2_g8_cin2_cout5_k4s2p1", true, {2, 16, 4, 3}, {8, 2, 5, 4, 4}, attrs({2, 2}, {1, 1}, {1, 1}), std::nullopt},
+        {"merged_r2_g6_cin3_cout6_d2", true, {1, 18, 5, 4}, {6, 3, 6, 3, 2}, attrs({1, 2}, {2, 0}, {1, 1}, {2, 1}),
+         std::nullopt},
+        {"merged_r1_g8_cin4_cout4_k5s3", true, {2, 32, 7}, {8, 4, 4, 5}, attrs({3}, {2}, {1}), std::nullopt},
+        {"merged_r3_g4_cin2_cout8_s2", true, {1, 8, 3, 2, 3}, {4, 2, 8, 2, 3, 2}, attrs({2, 1, 2}, {0, 1, 0}, {1, 0, 0}),
+         std::nullopt},
+        {"merged_win_r2_1x1_k4s1_g4_cout8", true, {2, 32, 1, 1}, {4, 8, 8, 4, 4}, attrs({1, 1}, {0, 0}, {0, 0}),
+         std::nullopt},
+    };
+    std::vector<QCase> v;
+    uint32_t seed = 1500;
+    for (const Geometry &geo : g)
+        for (DataFormat f : {DataFormat::NCX, DataFormat::NXC})
+            for (int kind = 0; kind < 3; kind++) {
+                QCase c;
+                c.geo = geo;
+                c.format = f;
+                if (kind == 1) {
+                    c.types = {DType::i8, DType::i8, DType::i32};
+                    c.src_zp = -5;
+                    c.scale_mode = ScaleMode::per_tensor;
+                    c.bias = DType::f32;
+                    c.packed = true;
+                } else {
+                    c.types = {DType::u8, DType::i8, DType::u8};
+                    c.src_zp = 131;
+                    c.dst_zp = 77;
+                    c.scale_mode = ScaleMode::per_channel;
+                    c.bias = DType::i32;
+                    c.post_ops = {PostOp::eltwise(Eltwise::relu, 0.25f)};
+                }
+                if (kind == 2) c.schedule = "quant_dots=pairs";
+                c.seed = seed++;
+                c.name = geo.name + (f == DataFormat::NXC ? "_nxc" : "_ncx") +
+                         (kind == 1 ? "_s8s8s32_packed" : kind == 2 ? "_u8s8u8_pairs" : "_u8s8u8");
+                v.push_back(c);
+            }
+    return v;
+}
+class MergedGroups : public ::testing::TestWithParam<QCase> {};
+TEST_P(MergedGroups, MatchesReferenceMerged) {
+    const QCase &c = GetParam();
+    if (deconv_test::rank_built((int)c.geo.in_shape.size() - 2)) {  // the dot-product kernels of its rank
+        deconv::ExecOptions exec;
+        exec.schedule = c.schedule;
+        Prepared pr = prepare(c);
+        const Plan plan = Plan::create(op_of(c.geo), c.types, deconv_test::shape_in(c.format, c.geo.in_shape),
+                                       c.geo.w_shape, attrs_of(c), c.geo.output_shape, exec, library_epilogue(c, pr));
+        // The quads merge; the pairs only where pinned (the rules leave such layers on the plain
+        // plans there).
+        const std::string d = plan.describe();
+        const bool merges = d.find("quads") != std::string::npos || !c.schedule.empty();
+        EXPECT_EQ(d.find("groups merged in each of the kernel's") != std::string::npos, merges) << d;
+    }
+    check_case(c);
+}
+INSTANTIATE_TEST_SUITE_P(Merged, MergedGroups, ::testing::ValuesIn(merged_cases()), case_name);
+
 TEST(QuantizedCases, ListsAreComplete) {
     // A list that lost its cases would pass by running none.
     EXPECT_EQ(dtype_cases().size(), 2u * 5u * 3u * 3u);
@@ -1103,6 +1173,7 @@ TEST(QuantizedCases, ListsAreComplete) {
     EXPECT_EQ(staged_cases().size(), 32u);
     EXPECT_EQ(few_channel_pinned_cases().size(), 32u);
     EXPECT_EQ(window_cases().size(), 5u * 2u * 3u);
+    EXPECT_EQ(merged_cases().size(), 6u * 2u * 3u);
     EXPECT_EQ(exp_range_cases().size(), 5u);
     // The reference's eltwise enum mirrors the library's, in order.
     const auto all = dr::all_qeltwise();
