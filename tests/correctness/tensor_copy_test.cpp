@@ -103,6 +103,29 @@ TEST(TensorCopy, TransposesAcrossInnerChunks) {
     }
 }
 
+// Rows a multiple of 4 KiB apart on one side, which moves through a staged block of 16 rows of a
+// line (bytes both ways; floats where the source's rows are the planes): planes of 4096 and 8192
+// bytes, of 1024 and 2048 floats, channel counts under, at and over a block and ragged, an outer
+// axis, and source planes 4 KiB apart holding 4000 bytes or 1000 floats (ragged block ends).
+TEST(TensorCopy, TransposesOfPlanesFourKibApart) {
+    for (int64_t channels : {5, 16, 37, 64, 70, 130}) {
+        for (int64_t plane : {4096, 8192}) {
+            const std::vector<int64_t> shape = {channels, plane}, outer = {2, channels, plane};
+            const std::string what = std::to_string(channels) + " x " + std::to_string(plane);
+            EXPECT_TRUE(copies_exactly<uint8_t>(shape, {0, 1}, {1, 0}, 0)) << what << " bytes, to channels last";
+            EXPECT_TRUE(copies_exactly<uint8_t>(shape, {1, 0}, {0, 1}, 0)) << what << " bytes, to channels first";
+            EXPECT_TRUE(copies_exactly<uint8_t>(outer, {0, 1, 2}, {0, 2, 1}, 0)) << what << " bytes, 2 images";
+            EXPECT_TRUE(copies_exactly<uint8_t>(outer, {0, 2, 1}, {0, 1, 2}, 0)) << what << " bytes, 2 images back";
+            const std::vector<int64_t> floats = {channels, plane / 4};
+            EXPECT_TRUE(copies_exactly<uint32_t>(floats, {0, 1}, {1, 0}, 0)) << what << " / 4 floats, to channels last";
+            EXPECT_TRUE(copies_exactly<uint32_t>(floats, {1, 0}, {0, 1}, 0)) << what << " / 4 floats, to channels first";
+        }
+        const std::string what = std::to_string(channels) + " channels";
+        EXPECT_TRUE(copies_exactly<uint8_t>({channels, 4000}, {0, 1}, {1, 0}, 96)) << what << ", 4000 of 4096 bytes";
+        EXPECT_TRUE(copies_exactly<uint32_t>({channels, 1000}, {0, 1}, {1, 0}, 24)) << what << ", 1000 of 1024 floats";
+    }
+}
+
 // Every element size, with outer axes and source rows longer than their elements (a view).
 TEST(TensorCopy, EveryElementSizeWithOuterAxes) {
     for (const std::vector<int64_t> &shape : std::vector<std::vector<int64_t>>{{2, 20, 37}, {3, 5, 9, 8}, {1, 447, 8}}) {
