@@ -1042,6 +1042,40 @@ std::vector<QCase> few_channel_pinned_cases() {
 INSTANTIATE_TEST_SUITE_P(FewChannelsPinned, QuantizedCase, ::testing::ValuesIn(few_channel_pinned_cases()),
                          case_name);
 
+// Each geometry in both layouts, three ways: u8 x s8 -> u8 with zero points, per-channel scales
+// and an i32 bias; s8 x s8 -> s32 with a per-tensor scale and an f32 bias; and the first with the
+// pairs pinned. `more`: a relu in the first and third, a packed filter in the second.
+std::vector<QCase> three_way_cases(const std::vector<Geometry> &g, uint32_t seed, bool more) {
+    std::vector<QCase> v;
+    for (const Geometry &geo : g)
+        for (DataFormat f : {DataFormat::NCX, DataFormat::NXC})
+            for (int kind = 0; kind < 3; kind++) {
+                QCase c;
+                c.geo = geo;
+                c.format = f;
+                if (kind == 1) {
+                    c.types = {DType::i8, DType::i8, DType::i32};
+                    c.src_zp = -5;
+                    c.scale_mode = ScaleMode::per_tensor;
+                    c.bias = DType::f32;
+                    c.packed = more;
+                } else {
+                    c.types = {DType::u8, DType::i8, DType::u8};
+                    c.src_zp = 131;
+                    c.dst_zp = 77;
+                    c.scale_mode = ScaleMode::per_channel;
+                    c.bias = DType::i32;
+                    if (more) c.post_ops = {PostOp::eltwise(Eltwise::relu, 0.25f)};
+                }
+                if (kind == 2) c.schedule = "quant_dots=pairs";
+                c.seed = seed++;
+                c.name = geo.name + (f == DataFormat::NXC ? "_nxc" : "_ncx") +
+                         (kind == 1 ? (more ? "_s8s8s32_packed" : "_s8s8s32") : kind == 2 ? "_u8s8u8_pairs" : "_u8s8u8");
+                v.push_back(c);
+            }
+    return v;
+}
+
 // Inputs smaller than the kernel, whose bordered copy would hold most of the products: the
 // dot-product kernels run them in tap windows, each with the compensation of its own taps
 // (runtime/cpu/quantized_dots_executor.cpp, dots_windows): 1x1 and 2x3 inputs at kernel 4, a 1D
@@ -1057,33 +1091,7 @@ std::vector<QCase> window_cases() {
          std::nullopt},
         {"win_r2_1x1_k4s2p1", false, {3, 8, 1, 1}, {8, 20, 4, 4}, attrs({2, 2}, {1, 1}, {1, 1}), std::nullopt},
     };
-    std::vector<QCase> v;
-    uint32_t seed = 1400;
-    for (const Geometry &geo : g)
-        for (DataFormat f : {DataFormat::NCX, DataFormat::NXC})
-            for (int kind = 0; kind < 3; kind++) {
-                QCase c;
-                c.geo = geo;
-                c.format = f;
-                if (kind == 1) {
-                    c.types = {DType::i8, DType::i8, DType::i32};
-                    c.src_zp = -5;
-                    c.scale_mode = ScaleMode::per_tensor;
-                    c.bias = DType::f32;
-                } else {
-                    c.types = {DType::u8, DType::i8, DType::u8};
-                    c.src_zp = 131;
-                    c.dst_zp = 77;
-                    c.scale_mode = ScaleMode::per_channel;
-                    c.bias = DType::i32;
-                }
-                if (kind == 2) c.schedule = "quant_dots=pairs";
-                c.seed = seed++;
-                c.name = geo.name + (f == DataFormat::NXC ? "_nxc" : "_ncx") +
-                         (kind == 1 ? "_s8s8s32" : kind == 2 ? "_u8s8u8_pairs" : "_u8s8u8");
-                v.push_back(c);
-            }
-    return v;
+    return three_way_cases(g, 1400, false);
 }
 INSTANTIATE_TEST_SUITE_P(Windows, QuantizedCase, ::testing::ValuesIn(window_cases()), case_name);
 
@@ -1108,35 +1116,7 @@ std::vector<QCase> merged_cases() {
         {"merged_win_r2_1x1_k4s1_g4_cout8", true, {2, 32, 1, 1}, {4, 8, 8, 4, 4}, attrs({1, 1}, {0, 0}, {0, 0}),
          std::nullopt},
     };
-    std::vector<QCase> v;
-    uint32_t seed = 1500;
-    for (const Geometry &geo : g)
-        for (DataFormat f : {DataFormat::NCX, DataFormat::NXC})
-            for (int kind = 0; kind < 3; kind++) {
-                QCase c;
-                c.geo = geo;
-                c.format = f;
-                if (kind == 1) {
-                    c.types = {DType::i8, DType::i8, DType::i32};
-                    c.src_zp = -5;
-                    c.scale_mode = ScaleMode::per_tensor;
-                    c.bias = DType::f32;
-                    c.packed = true;
-                } else {
-                    c.types = {DType::u8, DType::i8, DType::u8};
-                    c.src_zp = 131;
-                    c.dst_zp = 77;
-                    c.scale_mode = ScaleMode::per_channel;
-                    c.bias = DType::i32;
-                    c.post_ops = {PostOp::eltwise(Eltwise::relu, 0.25f)};
-                }
-                if (kind == 2) c.schedule = "quant_dots=pairs";
-                c.seed = seed++;
-                c.name = geo.name + (f == DataFormat::NXC ? "_nxc" : "_ncx") +
-                         (kind == 1 ? "_s8s8s32_packed" : kind == 2 ? "_u8s8u8_pairs" : "_u8s8u8");
-                v.push_back(c);
-            }
-    return v;
+    return three_way_cases(g, 1500, true);
 }
 class MergedGroups : public ::testing::TestWithParam<QCase> {};
 TEST_P(MergedGroups, MatchesReferenceMerged) {
