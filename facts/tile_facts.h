@@ -26,6 +26,12 @@ constexpr int kChannelsLastShortTile = 4;
 // 13 or 19 (10, 10, 15, 20 positions against 12, 12, 18, 24). (128 -> 128 channels, 8^3 and 12^3,
 // kernel 4 stride 2, rows of 9 and 13: 1.18-1.19x.) AVX2's tiles are five wide already.
 constexpr int channels_last_fit_q_tile(bool many) { return many ? 5 : 0; }
+// The quantized dot-product schedule (cpu_quant_dots_schedule.h): the channels-last tile of input
+// quads, and four positions wide on i16 pairs (`group` 2), whose multiply-adds need a temporary
+// register each; then, for rows narrower than that, the full channels over each of
+// kQuantDotsShortTiles below it. The dispatcher cuts rows into pieces these tiles cover exactly.
+constexpr int quant_dots_q_tile(bool many, int group) { return group == 2 ? 4 : channels_last_q_tile(many); }
+constexpr int kQuantDotsShortTiles[] = {4, 2, 1};
 // Its tiles of one 8-lane vector of channels (8-15 output channels per group: half a vector on
 // AVX-512, one on AVX2) have a branch for groups of kDenseGroupChannels input channels whose
 // positions lie that many elements apart: every input read of a tile row is a constant offset

@@ -33,7 +33,7 @@ inline void schedule_cpu_quant_dots(ConvStages &p, Halide::OutputImageParam out_
     // Pairs: vpmaddwd writes a product that a vpaddd then adds, one temporary register per
     // multiply; with six positions LLVM spilled and shuffled accumulators (24 + 4 + 6 + temps on
     // AVX-512), so four. vpdpbusd accumulates in place: the channels-last tile.
-    if (q_tile <= 0) q_tile = group == 2 ? 4 : tiles::channels_last_q_tile(many);
+    if (q_tile <= 0) q_tile = tiles::quant_dots_q_tile(many, group);
     const Expr channels = out_param.dim(0).extent();
     const Expr width = out_param.dim(2).extent();
     struct Tile {
@@ -44,7 +44,7 @@ inline void schedule_cpu_quant_dots(ConvStages &p, Halide::OutputImageParam out_
     // inputs: 0.15x oneDNN's int8 on dcgan_l2 with one position per tile), then one vector.
     std::vector<Tile> tiles;
     for (int v = vectors; v >= 1; v /= 2) tiles.push_back({v * lanes, q_tile});
-    for (int q : {4, 2, 1})
+    for (int q : tiles::kQuantDotsShortTiles)
         if (q < q_tile) tiles.push_back({vectors * lanes, q});
     tiles.push_back({lanes, 1});
     Var qo("qo"), qi("qi"), co_o("co_o"), co_i("co_i");

@@ -1,6 +1,8 @@
 #include "cpu/quantized_dots_executor.h"
 
 #include "cpu/slicing.h"
+#include "facts/tile_facts.h"
+#include "kernels/cpu_tiles.h"
 #include "kernels/kernel_call.h"
 #include "kernels/tensor_copy.h"
 #include "layer/phase_decomposition.h"
@@ -109,6 +111,29 @@ void for_each_dots_call(const Plan::Impl &p, bool windows, const Fn &fn) {
             fn(at, static_cast<const TapWindow *>(win));
         });
     });
+}
+
+// Outputs [first, first + count) of a row as pieces that the kernel's position tiles cover
+// exactly: whole tiles of `q_tile`, then a piece for each narrower branch
+// (tiles::kQuantDotsShortTiles) that the rest holds; the whole row where `q_tile` is 0. As one
+// call, a row's last tile shifts
+// inwards over outputs computed already: rows of 14 computed 18 positions (maskrcnn_mask_up:
+// 28% more products), rows of 8 computed 12, rows of 5 computed 8. XXX
+std::vector<std::pair<int64_t, int64_t>> exact_row_pieces(int64_t first, int64_t count, int q_tile) {
+    std::vector<std::pair<int64_t, int64_t>> pieces;
+    if (count <= 0) return pieces;
+    if (q_tile == 0) return {{first, count}};
+    const int64_t whole = count / q_tile * q_tile;
+    if (whole > 0) pieces.push_back({first, whole});
+    int64_t at = first + whole, rest = count - whole;
+    for (int q : tiles::kQuantDotsShortTiles) {
+        if (q >= q_tile || rest < q) continue;
+        const int64_t n = rest / q * q;
+        pieces.push_back({at, n});
+        at += n;
+        rest -= n;
+    }
+    return pieces;
 }
 
 // x ^= 0x80 over `bytes` bytes (i8 values as the u8 that vpdpbusd takes, u8 as sdot's i8).
@@ -380,9 +405,28 @@ void run_quant_dots(const Plan::Impl &p, const KernelEntry *kernel, const QuantD
                           s1.lo, s1.hi, store.dst_zero_point, &in_b, &w_b, &c_b, &b_b, &s_b, &o_b);
         if (rc != 0) fail_kernel(kernel, rc);
     };
+    // Each call's innermost axis in pieces that the kernel's position tiles cover exactly
+    // (exact_row_pieces), the same compensation for every piece, where the layer has the full
+    // tile's channels that the narrower tiles need (else its rows' tails would run one position
+    // and one vector at a time).
+    const CpuRegisters regs = cpu_registers(p.variant);
+    const int64_t full_channels = tiles::channels_last_vectors(regs.many) * tiles::lanes(regs.vector_bits, 32);
+    const int q_tile = ck >= full_channels ? tiles::quant_dots_q_tile(regs.many, f.group) : 0;
     size_t i = 0;
-    for_each_dots_call(p, f.windows,
-                       [&](const std::vector<size_t> &at, const TapWindow *win) { call(at, win, f.comp[i++]); });
+    for_each_dots_call(p, f.windows, [&](const std::vector<size_t> &at, const TapWindow *win) {
+        const std::vector<int32_t> &comp = f.comp[i++];
+        TapWindow pieces[3];
+        for (int a = 0; a < rank; a++) {
+            const AxisPhase &ph = p.phases[a][at[a]];
+            pieces[a] = win ? win[a] : TapWindow{0, ph.out_count, 0, ph.tap_count};
+        }
+        TapWindow &row = pieces[rank - 1];
+        for (const auto &[first, count] : exact_row_pieces(row.q_first, row.q_count, q_tile)) {
+            row.q_first = first;
+            row.q_count = count;
+            call(at, pieces, comp);
+        }
+    });
 }
 
 }  // namespace detail

@@ -1137,6 +1137,24 @@ TEST_P(MergedGroups, MatchesReferenceMerged) {
 }
 INSTANTIATE_TEST_SUITE_P(Merged, MergedGroups, ::testing::ValuesIn(merged_cases()), case_name);
 
+// Rows that the kernels' position tiles do not divide, with the full tile's output channels (64),
+// so that each call's innermost axis runs in pieces each tile covers exactly (whole six- or
+// four-position tiles, then four, two and one): phase rows of 7, 13, 14 and 5 outputs, ranks
+// 1-3, a window (an input smaller than the kernel), zero points at the rows' ends.
+std::vector<QCase> row_piece_cases() {
+    static const std::vector<Geometry> g = {
+        {"rows_r2_7x7_k2s2", true, {1, 8, 3, 7}, {1, 8, 64, 2, 2}, attrs({2, 2}, {0, 0}, {0, 0}), std::nullopt},
+        {"rows_r2_13_k3s2p1op1", true, {1, 4, 2, 13}, {1, 4, 64, 3, 3}, attrs({2, 2}, {1, 1}, {1, 1}, {}, {1, 1}),
+         std::nullopt},
+        {"rows_r1_14_k4s2p1", false, {2, 8, 14}, {8, 64, 4}, attrs({2}, {1}, {1}), std::nullopt},
+        {"rows_r3_5_k3s1p1", true, {1, 4, 2, 2, 5}, {1, 4, 64, 3, 3, 3}, attrs({1, 1, 1}, {1, 1, 1}, {1, 1, 1}),
+         std::nullopt},
+        {"rows_win_r2_1x3_k4s1", true, {1, 8, 1, 3}, {1, 8, 64, 4, 4}, attrs({1, 1}, {0, 0}, {0, 0}), std::nullopt},
+    };
+    return three_way_cases(g, 1600, true);
+}
+INSTANTIATE_TEST_SUITE_P(RowPieces, QuantizedCase, ::testing::ValuesIn(row_piece_cases()), case_name);
+
 TEST(QuantizedCases, ListsAreComplete) {
     // A list that lost its cases would pass by running none.
     EXPECT_EQ(dtype_cases().size(), 2u * 5u * 3u * 3u);
@@ -1154,6 +1172,7 @@ TEST(QuantizedCases, ListsAreComplete) {
     EXPECT_EQ(few_channel_pinned_cases().size(), 32u);
     EXPECT_EQ(window_cases().size(), 5u * 2u * 3u);
     EXPECT_EQ(merged_cases().size(), 6u * 2u * 3u);
+    EXPECT_EQ(row_piece_cases().size(), 5u * 2u * 3u);
     EXPECT_EQ(exp_range_cases().size(), 5u);
     // The reference's eltwise enum mirrors the library's, in order.
     const auto all = dr::all_qeltwise();
