@@ -113,27 +113,27 @@ void for_each_dots_call(const Plan::Impl &p, bool windows, const Fn &fn) {
     });
 }
 
-// Outputs [first, first + count) of a row as pieces that the kernel's position tiles cover
-// exactly: whole tiles of `q_tile`, then a piece for each narrower branch
-// (tiles::kQuantDotsShortTiles) that the rest holds; the whole row where `q_tile` is 0. As one
-// call, a row's last tile shifted inwards over outputs computed already: rows of 14 computed 18
-// positions, rows of 8 computed 12 (as u8 on Zen 4, in pieces: maskrcnn_mask_up 1.20x,
-// flownets_deconv5 1.29x).
+// Positions the kernel computes for a row of `count` outputs on its narrower branches
+// (tiles::kQuantDotsShortTiles below `q_tile`): the widest that fits, its last tile shifted inwards.
+int64_t short_tiles_cover(int64_t count, int q_tile) {
+    for (int q : tiles::kQuantDotsShortTiles)
+        if (q < q_tile && q <= count) return (count + q - 1) / q * q;
+    return count;
+}
+
+// Outputs [first, first + count) of a row as one call, or as two where the kernel's tiles then
+// compute fewer positions: the whole tiles of `q_tile`, and the rest on the narrower branches
+// (never where `q_tile` is 0). As one call, a row's last tile shifted inwards over outputs
+// computed already: rows of 14 computed 18 positions, 12 + 2 in two calls (as u8 on Zen 4:
+// maskrcnn_mask_up 1.20x, flownets_deconv5 1.29x, rows of 8). Rows narrower than a tile stay one
+// call: cut into pieces of 4, 2 and 1, the windows of 2x2 inputs at kernel 4 ran 0.71-0.75x, a
+// call costing more than the positions it saved.
 std::vector<std::pair<int64_t, int64_t>> exact_row_pieces(int64_t first, int64_t count, int q_tile) {
-    std::vector<std::pair<int64_t, int64_t>> pieces;
-    if (count <= 0) return pieces;
-    if (q_tile == 0) return {{first, count}};
-    const int64_t whole = count / q_tile * q_tile;
-    if (whole > 0) pieces.push_back({first, whole});
-    int64_t at = first + whole, rest = count - whole;
-    for (int q : tiles::kQuantDotsShortTiles) {
-        if (q >= q_tile || rest < q) continue;
-        const int64_t n = rest / q * q;
-        pieces.push_back({at, n});
-        at += n;
-        rest -= n;
-    }
-    return pieces;
+    if (count <= 0) return {};
+    if (q_tile == 0 || count < q_tile) return {{first, count}};
+    const int64_t whole = count / q_tile * q_tile, rest = count - whole;
+    if (rest == 0 || short_tiles_cover(rest, q_tile) >= q_tile) return {{first, count}};
+    return {{first, whole}, {first + whole, rest}};
 }
 
 // x ^= 0x80 over `bytes` bytes (i8 values as the u8 that vpdpbusd takes, u8 as sdot's i8).

@@ -1138,9 +1138,10 @@ TEST_P(MergedGroups, MatchesReferenceMerged) {
 INSTANTIATE_TEST_SUITE_P(Merged, MergedGroups, ::testing::ValuesIn(merged_cases()), case_name);
 
 // Rows that the kernels' position tiles do not divide, with the full tile's output channels (64),
-// so that each call's innermost axis runs in pieces each tile covers exactly (whole six- or
-// four-position tiles, then four, two and one): phase rows of 7, 13, 14 and 5 outputs, ranks
-// 1-3, a window (an input smaller than the kernel), zero points at the rows' ends.
+// so that a call's innermost axis runs as its whole six- or four-position tiles and a rest on the
+// narrower tiles (exact_row_pieces): phase rows of 7, 13 and 14 outputs; and rows of 5 and a
+// window (an input smaller than the kernel), which stay one call; ranks 1-3, zero points at the
+// rows' ends.
 std::vector<QCase> row_piece_cases() {
     static const std::vector<Geometry> g = {
         {"rows_r2_7x7_k2s2", true, {1, 8, 3, 7}, {1, 8, 64, 2, 2}, attrs({2, 2}, {0, 0}, {0, 0}), std::nullopt},
