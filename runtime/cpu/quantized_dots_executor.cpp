@@ -356,8 +356,8 @@ void run_quant_dots(const Plan::Impl &p, const KernelEntry *kernel, const QuantD
     const int64_t ck = f.merge * f.c_out_k;  // per kernel group
     const int64_t block = f.c_in_g * ck;
     const QuantDotsFn fn = kernel->as<QuantDotsFn>();
-    // One call: the phases `at` of every axis, over the windows `win` (null: each phase whole, on
-    // the bordered copy), with compensation `comp`.
+    // One call: the phases `at` of every axis, over the windows `win` (one per axis: a whole
+    // phase's, a tap window's, or a piece of either's row), with compensation `comp`.
     auto call = [&](const std::vector<size_t> &at, const TapWindow *win, const std::vector<int32_t> &comp) {
         halide_dimension_t in_d[6], w_d[6], c_d[2], o_d[6];
         int32_t steps[3] = {1, 1, 1};
@@ -374,8 +374,7 @@ void run_quant_dots(const Plan::Impl &p, const KernelEntry *kernel, const QuantD
         int64_t w_off = 0, o_off = 0;
         for (int a = 0; a < rank; a++) {
             const AxisPhase &ph = p.phases[a][at[a]];
-            const TapWindow whole{0, ph.out_count, 0, ph.tap_count};
-            const TapWindow &w = win ? win[a] : whole;
+            const TapWindow &w = win[a];
             const int h = rank - 1 - a;  // Halide's spatial axis of spec axis a
             // Output q of the window reads input q + origin - j*in_step at its tap j.
             const int64_t origin = w.q_first + ph.in_offset - w.j_first * ph.in_step;

@@ -231,13 +231,21 @@ void copy_staged_blocks(const CopyPlan &c, const uint8_t *src, uint8_t *dst, int
     copy_8x8_tiles<T>(c, src, dst, x0, xb, ib, i1, tile8, edge);
 }
 
+// Whether each side's rows spread over L1's sets (rows_spread).
+struct RowsSpread {
+    bool src, dst;
+};
+RowsSpread rows_spread(const CopyPlan &c) {
+    return {rows_spread(c.s_inner * (int64_t)c.elem), rows_spread(c.d_cross * (int64_t)c.elem)};
+}
+
 // Whether to stage a side (copy_staged_blocks): 0 none, 1 the source, 2 the destination (where
 // `destination` allows: bytes; floats' 8x8 tiles write half lines, 8 rows of them, which one set's
 // ways hold, and staging them cost 1.1-2x).
-int staged_side(const CopyPlan &c, bool destination) {
-    const bool src_spread = rows_spread(c.s_inner * (int64_t)c.elem), dst_spread = rows_spread(c.d_cross * (int64_t)c.elem);
-    if (!src_spread && dst_spread) return 1;
-    if (destination && src_spread && !dst_spread && c.n_cross * c.n_inner * (int64_t)c.elem <= kStagedDestinationBytes) return 2;
+int staged_side(const CopyPlan &c, RowsSpread spread, bool destination) {
+    if (!spread.src && spread.dst) return 1;
+    if (destination && spread.src && !spread.dst && c.n_cross * c.n_inner * (int64_t)c.elem <= kStagedDestinationBytes)
+        return 2;
     return 0;
 }
 
@@ -248,10 +256,11 @@ int staged_side(const CopyPlan &c, bool destination) {
 // these 22%; two 16x16 tiles a step on AVX2 registers took 24%.
 void copy_byte_tiles(const CopyPlan &c, const uint8_t *src, uint8_t *dst, int64_t x0, int64_t x1, int64_t i0,
                      int64_t i1) {
-    if (const int side = staged_side(c, true))
+    const RowsSpread spread = rows_spread(c);
+    if (const int side = staged_side(c, spread, true))
         return copy_staged_blocks<uint8_t, 16>(c, src, dst, x0, x1, i0, i1, side == 2, transpose16x16_u8_sse2,
                                                transpose8x8_u8_sse2, nullptr);
-    if (!rows_spread(c.s_inner) || !rows_spread(c.d_cross))
+    if (!spread.src || !spread.dst)
         return copy_8x8_tiles<uint8_t>(c, src, dst, x0, x1, i0, i1, transpose8x8_u8_sse2);
     const int64_t x16 = x0 + (x1 - x0) / 16 * 16, i16 = i0 + (i1 - i0) / 16 * 16;
     for (int64_t x = x0; x < x16; x += 16)
@@ -281,7 +290,7 @@ void copy_rows(const CopyPlan &c, const uint8_t *src, uint8_t *dst, int64_t x0, 
     if (c.s_cross == 1 && c.d_inner == 1) {
         if constexpr (sizeof(T) == 4) {
             if (cpu_has_avx2()) {
-                if (const int side = staged_side(c, false))
+                if (const int side = staged_side(c, rows_spread(c), false))
                     return copy_staged_blocks<uint32_t, 8>(c, src, dst, x0, x1, i0, i1, side == 2, transpose8x8_avx2,
                                                            transpose8x8_avx2, transpose_edge_avx2);
                 return copy_8x8_tiles<uint32_t>(c, src, dst, x0, x1, i0, i1, transpose8x8_avx2, transpose_edge_avx2);
